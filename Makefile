@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rrxe: user-facing entry points. The kernel's build system reads Kbuild, not this file.
+#
+#   make            build rrxe.ko (installs dependencies and builds the test kernel first
+#                   if they are missing)
+#   make run        boot the test kernel, create a device, show it and run perftest
+#                   (PROVIDER=rrxe by default, PROVIDER=rxe for the C reference)
+#   make check      every test: host checks and guest tests; ends with "N passed, N failed"
+#   make bench      perftest matrix, rxe and rrxe in the same boot
+#   make clippy     build through clippy (the kernel's CLIPPY=1)
+#   make fmt        rustfmt the sources; make fmtcheck checks them
+#   make clean
+
+SHELL := /bin/bash
+PROVIDER ?= rrxe
+
+.PHONY: modules deps kernel clippy fmt fmtcheck run check bench clean
+
+modules:
+	tools/build/kbuild.sh modules
+
+deps:
+	tools/build/deps.sh
+
+kernel: deps
+	tools/build/kernel.sh
+
+clippy:
+	tools/build/kbuild.sh CLIPPY=1 modules
+
+fmt:
+	tools/build/rustfmt.sh
+
+fmtcheck:
+	tools/build/rustfmt.sh --check
+
+run: modules
+	tools/testing/run --provider $(PROVIDER)
+
+check:
+	tools/testing/check
+
+bench: modules
+	tools/bench/bench
+
+clean:
+	tools/build/kbuild.sh clean

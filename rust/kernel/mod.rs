@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions that the 6.12 `kernel` crate lacks and rrxe needs.
+//!
+//! Every `unsafe` block of rrxe lives below this module, behind safe types; the driver
+//! in `drivers/infiniband/sw/rrxe/` is safe Rust.
+
+pub mod layout;

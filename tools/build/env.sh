@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared environment for rrxe's build and test scripts (sourced, not run).
+# Everything expensive lives in the cache outside the repository:
+#   $RRXE_CACHE/tools      bindgen-cli
+#   $RRXE_CACHE/kernel/K   kernel build trees, one per key K (version, config, rustc)
+#   $RRXE_CACHE/guest      guest userspace images
+: "${RRXE_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/rrxe}"
+RRXE_TOOLS=$RRXE_CACHE/tools
+BINDGEN_VERSION=0.69.5
+export RRXE_CACHE RRXE_TOOLS BINDGEN_VERSION
+
+# The Debian toolchain must win over rustup's (toolchain.md, section 3).
+export PATH="$RRXE_TOOLS/bin:/usr/lib/llvm-19/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+unset RUSTUP_TOOLCHAIN CARGO_HOME
+
+# Variables every kernel make needs.
+KMAKE_VARS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc HOSTRUSTC=/usr/bin/rustc
+	"BINDGEN=$RRXE_TOOLS/bin/bindgen")
