@@ -2,7 +2,16 @@
 /*
  * C helpers for rrxe (see rrxe_helpers.h).
  */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
 #include <linux/stddef.h>
+#include <net/addrconf.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 
 #include "rrxe_helpers.h"
@@ -30,4 +39,81 @@ size_t rrxe_helper_sizeof_ib_ucontext(void)
 size_t rrxe_helper_offsetof_ib_device_name(void)
 {
 	return offsetof(struct ib_device, name);
+}
+
+void rrxe_helper_dev_hold(struct net_device *dev)
+{
+	dev_hold(dev);
+}
+
+void rrxe_helper_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
+}
+
+unsigned int rrxe_helper_netdev_mtu(const struct net_device *dev)
+{
+	return READ_ONCE(dev->mtu);
+}
+
+bool rrxe_helper_netdev_registered(const struct net_device *dev)
+{
+	return READ_ONCE(dev->reg_state) == NETREG_REGISTERED;
+}
+
+bool rrxe_helper_netdev_is_up(const struct net_device *dev)
+{
+	return READ_ONCE(dev->flags) & IFF_UP;
+}
+
+bool rrxe_helper_is_vlan_dev(const struct net_device *dev)
+{
+	return is_vlan_dev(dev);
+}
+
+bool rrxe_helper_netif_running(const struct net_device *dev)
+{
+	return netif_running(dev);
+}
+
+bool rrxe_helper_netif_carrier_ok(const struct net_device *dev)
+{
+	return netif_carrier_ok(dev);
+}
+
+void rrxe_helper_netdev_eui64(const struct net_device *dev, u8 *eui)
+{
+	addrconf_addr_eui48(eui, dev->dev_addr);
+}
+
+struct net *rrxe_helper_dev_net(const struct net_device *dev)
+{
+	return dev_net(dev);
+}
+
+void *rrxe_helper_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
+}
+
+int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
+				struct socket **sockp)
+{
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.local_udp_port = port,
+		.ipv6_v6only = ipv6,
+	};
+
+	return udp_sock_create(net, &cfg, sockp);
+}
+
+void rrxe_helper_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+bool rrxe_helper_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
 }

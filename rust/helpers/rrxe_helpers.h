@@ -9,11 +9,40 @@
 
 #include <linux/types.h>
 
+struct net_device;
+struct net;
+struct socket;
+struct sock;
+struct sk_buff;
+struct ib_device;
+struct ib_udata;
+
 /* Layout probes: C's view of the structures Rust shares with the core. */
 size_t rrxe_helper_sizeof_ib_device(void);
 size_t rrxe_helper_sizeof_ib_device_ops(void);
 size_t rrxe_helper_sizeof_ib_qp_attr(void);
 size_t rrxe_helper_sizeof_ib_ucontext(void);
 size_t rrxe_helper_offsetof_ib_device_name(void);
+
+/* Net devices. */
+void rrxe_helper_dev_hold(struct net_device *dev);
+void rrxe_helper_dev_put(struct net_device *dev);
+unsigned int rrxe_helper_netdev_mtu(const struct net_device *dev);
+bool rrxe_helper_netdev_registered(const struct net_device *dev);
+bool rrxe_helper_netdev_is_up(const struct net_device *dev);
+bool rrxe_helper_is_vlan_dev(const struct net_device *dev);
+bool rrxe_helper_netif_running(const struct net_device *dev);
+bool rrxe_helper_netif_carrier_ok(const struct net_device *dev);
+void rrxe_helper_netdev_eui64(const struct net_device *dev, u8 *eui);
+struct net *rrxe_helper_dev_net(const struct net_device *dev);
+void *rrxe_helper_net_generic(const struct net *net, unsigned int id);
+
+/* UDP tunnel sockets. */
+int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
+				struct socket **sockp);
+void rrxe_helper_kfree_skb(struct sk_buff *skb);
+
+/* RDMA core. */
+bool rrxe_helper_ib_device_try_get(struct ib_device *dev);
 
 #endif /* RRXE_HELPERS_H */

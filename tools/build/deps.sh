@@ -22,7 +22,7 @@ base_pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest python3-pyverbs
 	libibverbs-dev jq
 )
-rust_pkgs=(rustc-web rust-web-src libstd-rust-web-dev rustfmt-web)
+rust_pkgs=(rustc-web rust-web-src libstd-rust-web-dev rustfmt-web rust-web-clippy)
 
 apt_get() {
 	local sudo=
