@@ -51,6 +51,21 @@ void rrxe_helper_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
+const char *rrxe_helper_netdev_name(const struct net_device *dev)
+{
+	return dev->name;
+}
+
+unsigned short rrxe_helper_netdev_type(const struct net_device *dev)
+{
+	return dev->type;
+}
+
+struct device *rrxe_helper_netdev_parent(const struct net_device *dev)
+{
+	return dev->dev.parent;
+}
+
 unsigned int rrxe_helper_netdev_mtu(const struct net_device *dev)
 {
 	return READ_ONCE(dev->mtu);
@@ -116,4 +131,14 @@ void rrxe_helper_kfree_skb(struct sk_buff *skb)
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);
+}
+
+unsigned int rrxe_helper_num_possible_cpus(void)
+{
+	return num_possible_cpus();
+}
+
+struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info)
+{
+	return netdev_notifier_info_to_dev(info);
 }

@@ -27,6 +27,9 @@ size_t rrxe_helper_offsetof_ib_device_name(void);
 /* Net devices. */
 void rrxe_helper_dev_hold(struct net_device *dev);
 void rrxe_helper_dev_put(struct net_device *dev);
+const char *rrxe_helper_netdev_name(const struct net_device *dev);
+unsigned short rrxe_helper_netdev_type(const struct net_device *dev);
+struct device *rrxe_helper_netdev_parent(const struct net_device *dev);
 unsigned int rrxe_helper_netdev_mtu(const struct net_device *dev);
 bool rrxe_helper_netdev_registered(const struct net_device *dev);
 bool rrxe_helper_netdev_is_up(const struct net_device *dev);
@@ -41,6 +44,13 @@ void *rrxe_helper_net_generic(const struct net *net, unsigned int id);
 int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
 				struct socket **sockp);
 void rrxe_helper_kfree_skb(struct sk_buff *skb);
+
+/* CPUs. */
+unsigned int rrxe_helper_num_possible_cpus(void);
+
+/* Netdevice notifier. */
+struct netdev_notifier_info;
+struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info);
 
 /* RDMA core. */
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev);

@@ -13,7 +13,12 @@ use kernel::prelude::*;
 /// Compares a Rust layout figure with the C compiler's, logging a mismatch.
 fn same(what: &str, rust: usize, c: usize) -> bool {
     if rust != c {
-        pr_err!("layout mismatch: {} is {} in Rust, {} in C\n", what, rust, c);
+        pr_err!(
+            "layout mismatch: {} is {} in Rust, {} in C\n",
+            what,
+            rust,
+            c
+        );
     }
     rust == c
 }
@@ -37,7 +42,11 @@ pub fn check() -> Result {
         same("ib_device_ops", size_of::<bindings::ib_device_ops>(), c[1]),
         same("ib_qp_attr", size_of::<bindings::ib_qp_attr>(), c[2]),
         same("ib_ucontext", size_of::<bindings::ib_ucontext>(), c[3]),
-        same("ib_device.name", offset_of!(bindings::ib_device, name), c[4]),
+        same(
+            "ib_device.name",
+            offset_of!(bindings::ib_device, name),
+            c[4],
+        ),
     ];
     if checks.iter().all(|ok| *ok) {
         Ok(())

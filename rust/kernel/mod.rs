@@ -6,3 +6,5 @@
 //! in `drivers/infiniband/sw/rrxe/` is safe Rust.
 
 pub mod layout;
+pub mod net;
+pub mod rdma;

@@ -9,7 +9,7 @@
 //!
 //! See `Documentation/infiniband/rrxe.rst`.
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 #[path = "../../../../rust/bindings/mod.rs"]
 mod bindings;
@@ -19,6 +19,17 @@ mod bindings;
 #[allow(unreachable_pub)]
 #[path = "../../../../rust/kernel/mod.rs"]
 mod ext;
+
+mod counters;
+mod device;
+mod link;
+mod net;
+mod params;
+
+use ext::{
+    net::notifier,
+    rdma::{device::Registry, link as rdma_link},
+};
 
 module! {
     type: Rrxe,
@@ -30,18 +41,41 @@ module! {
 }
 
 /// The module: holds the driver-wide registrations for as long as it is loaded.
-struct Rrxe;
+struct Rrxe {
+    /// `rdma link` type `rrxe`; `None` once unregistered during unload.
+    link: Option<Pin<KBox<rdma_link::Registration<link::Link>>>>,
+    registry: Arc<Registry<device::RrxeDev>>,
+    _notifier: Pin<KBox<notifier::Registration<link::Notifier>>>,
+}
 
 impl kernel::Module for Rrxe {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         ext::layout::check()?;
+        let nets = Arc::new(net::Nets::register()?, GFP_KERNEL)?;
+        let registry = Registry::new()?;
+        let notifier = notifier::Registration::register(Arc::new(
+            link::Notifier {
+                registry: registry.clone(),
+            },
+            GFP_KERNEL,
+        )?)?;
+        let link = link::Link::new(module, registry.clone(), nets)?;
+        let link = rdma_link::Registration::register(link)?;
         pr_info!("loaded\n");
-        Ok(Rrxe)
+        Ok(Rrxe {
+            link: Some(link),
+            registry,
+            _notifier: notifier,
+        })
     }
 }
 
 impl Drop for Rrxe {
     fn drop(&mut self) {
+        // No new devices, then none left; the notifier and (with the link type's last
+        // reference) the sockets go afterwards.
+        drop(self.link.take());
+        self.registry.unregister_all();
         pr_info!("unloaded\n");
     }
 }

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-device counters, shown by `rdma statistic show link DEV/1` with the names rxe uses.
+
+use crate::ext::rdma::stats::{HwStats, HwStatsTable};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::c_str;
+
+/// A device counter; the discriminant is its index in [`NAMES`].
+#[derive(Clone, Copy)]
+pub(crate) enum Counter {
+    /// The port went down.
+    LinkDowned = 12,
+}
+
+/// Number of counters.
+const NUM: usize = 15;
+
+/// The counter names, in index order (rxe's names and order).
+static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
+    c_str!("sent_pkts"),
+    c_str!("rcvd_pkts"),
+    c_str!("duplicate_request"),
+    c_str!("out_of_seq_request"),
+    c_str!("rcvd_rnr_err"),
+    c_str!("send_rnr_err"),
+    c_str!("rcvd_seq_err"),
+    c_str!("ack_deferred"),
+    c_str!("retry_exceeded_err"),
+    c_str!("retry_rnr_exceeded_err"),
+    c_str!("completer_retry_err"),
+    c_str!("send_err"),
+    c_str!("link_downed"),
+    c_str!("rdma_sends"),
+    c_str!("rdma_recvs"),
+]);
+
+/// The counters of one device.
+pub(crate) struct Counters([AtomicU64; NUM]);
+
+impl Counters {
+    /// All counters at zero.
+    pub(crate) const fn new() -> Self {
+        Self([const { AtomicU64::new(0) }; NUM])
+    }
+
+    /// Counts one event.
+    pub(crate) fn inc(&self, c: Counter) {
+        if let Some(v) = self.0.get(c as usize) {
+            v.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies the counters into `values` (as many as fit).
+    pub(crate) fn read(&self, values: &mut [u64]) {
+        for (dst, src) in values.iter_mut().zip(&self.0) {
+            *dst = src.load(Ordering::Relaxed);
+        }
+    }
+
+    /// The counter names.
+    pub(crate) fn names() -> &'static HwStats {
+        NAMES.as_stats()
+    }
+}

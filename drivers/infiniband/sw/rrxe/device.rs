@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rrxe device: driver data and the device, port and context verbs.
+
+use crate::{
+    bindings as b,
+    counters::{Counter, Counters},
+    ext::{
+        net::device::NetDevice,
+        rdma::{
+            device::{Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable},
+            stats::HwStats,
+        },
+    },
+    params,
+};
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+
+/// The port number of the one port.
+const PORT: u32 = 1;
+
+/// The userspace provider ABI version of rdma-core's rxe provider.
+const UVERBS_ABI_VERSION: u32 = 2;
+
+/// Driver data of an rrxe device.
+pub(crate) struct RrxeDev {
+    /// EUI-64 of the netdev's MAC: node GUID and system image GUID.
+    guid: [u8; 8],
+    /// Whether the port was last reported active (to send each transition once).
+    port_active: AtomicBool,
+    counters: Counters,
+}
+
+impl RrxeDev {
+    /// Data for a new device on `ndev`.
+    pub(crate) fn new(ndev: &NetDevice) -> Self {
+        Self {
+            guid: ndev.eui64(),
+            port_active: AtomicBool::new(ndev.is_running_with_carrier()),
+            counters: Counters::new(),
+        }
+    }
+
+    /// The node GUID.
+    pub(crate) fn guid(&self) -> [u8; 8] {
+        self.guid
+    }
+
+    /// Follows the netdev's state: reports a port transition to the device's consumers.
+    pub(crate) fn update_port_state(dev: &Device<Self>, ndev: &NetDevice) {
+        let active = ndev.is_running_with_carrier();
+        if dev.data().port_active.swap(active, Ordering::AcqRel) == active {
+            return;
+        }
+        if active {
+            dev.dispatch_port_event(PORT, PortEvent::Active);
+        } else {
+            dev.data().counters.inc(Counter::LinkDowned);
+            dev.dispatch_port_event(PORT, PortEvent::Error);
+        }
+    }
+}
+
+/// A user context. Nothing per context yet beyond what the core keeps.
+pub(crate) struct UserContext;
+
+#[vtable]
+impl DeviceOps for RrxeDev {
+    const DRIVER_ID: u32 = b::rdma_driver_id_RDMA_DRIVER_RXE;
+    const UVERBS_ABI_VER: u32 = UVERBS_ABI_VERSION;
+
+    type Ucontext = UserContext;
+
+    fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
+        // The rxe ABI carries no driver data for this verb.
+        if udata != (0, 0) {
+            return Err(EINVAL);
+        }
+        params::device_attr(attr, dev.data().guid);
+        Ok(())
+    }
+
+    fn query_port(dev: &Device<Self>, port: u32, attr: &mut PortAttr) -> Result {
+        if port != PORT {
+            return Err(EINVAL);
+        }
+        let ndev = dev.netdev().ok_or(ENODEV)?;
+        params::port_attr(attr);
+        if ndev.is_running_with_carrier() {
+            attr.state = b::ib_port_state_IB_PORT_ACTIVE;
+            attr.phys_state = b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8;
+        } else {
+            attr.state = b::ib_port_state_IB_PORT_DOWN;
+            attr.phys_state = if ndev.is_up() {
+                b::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as u8
+            } else {
+                b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8
+            };
+        }
+        attr.active_mtu = params::ib_mtu_for_netdev(ndev.mtu());
+        let (speed, width) = dev.eth_speed(port)?;
+        attr.active_speed = speed;
+        attr.active_width = width;
+        Ok(())
+    }
+
+    fn get_port_immutable(_dev: &Device<Self>, port: u32, imm: &mut PortImmutable) -> Result {
+        if port != PORT {
+            return Err(EINVAL);
+        }
+        imm.core_cap_flags = b::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+        imm.gid_tbl_len = params::GID_TBL_LEN as i32;
+        imm.pkey_tbl_len = params::PKEY_TBL_LEN as i32;
+        imm.max_mad_size = b::IB_MGMT_MAD_SIZE;
+        Ok(())
+    }
+
+    fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
+        if port != PORT || index >= params::PKEY_TBL_LEN {
+            return Err(EINVAL);
+        }
+        Ok(params::DEFAULT_PKEY)
+    }
+
+    fn alloc_ucontext(_dev: &Device<Self>, _udata: (usize, usize)) -> Result<UserContext> {
+        // librxe sends and expects no driver data; like rxe, ignore any.
+        Ok(UserContext)
+    }
+
+    fn hw_stats() -> &'static HwStats {
+        Counters::names()
+    }
+
+    fn get_hw_stats(dev: &Device<Self>, port: u32, values: &mut [u64]) -> Result {
+        if port != PORT {
+            return Err(EINVAL);
+        }
+        dev.data().counters.read(values);
+        Ok(())
+    }
+}

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA core: devices, their verbs operations and `rdma link` types.
+
+pub mod device;
+pub mod link;
+pub mod stats;
