@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Completer decisions (IBA 9.7.5.1 and 9.9.2): what an incoming acknowledge, RDMA READ
+//! response or atomic acknowledge means for the oldest outstanding send WQE of an RC QP, and
+//! the retry and RNR counters.
+//!
+//! The completer keeps [`CompState`]: the next PSN it expects to see acknowledged and the
+//! opcode of an RDMA READ response sequence in progress. For each response it calls
+//! [`judge`] with the oldest WQE not completed yet; the [`Verdict`] says whether to drop
+//! the response, complete the WQE (possibly implicitly, then judging the same response
+//! against the next WQE), take read or atomic data, note progress, retry, wait for an RNR
+//! timer, or fail the WQE.
+//!
+//! Implicit NAK (IBA 9.7.5.1.5): an acknowledge for a PSN beyond an RDMA READ or atomic whose
+//! response never arrived means the response was lost; the requester retries from that WQE.
+//! Implicit ACK: an acknowledge beyond a SEND or RDMA WRITE completes it.
+
+use super::aeth::{NakCode, Syndrome};
+use super::opcode::{Opcode, Operation};
+use super::psn::Psn;
+use super::timers::rnr_timeout_us;
+use super::verbs::{WcStatus, WrOpcode};
+
+/// The completer's sequence state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompState {
+    /// Next PSN expected to be acknowledged: everything before it is acknowledged.
+    pub psn: Psn,
+    /// Opcode of the last response of an RDMA READ response sequence in progress (First or
+    /// Middle), `None` otherwise.
+    pub opcode: Option<Opcode>,
+}
+
+impl CompState {
+    /// The state of a QP whose first request will carry `psn`.
+    pub const fn new(psn: Psn) -> Self {
+        CompState { psn, opcode: None }
+    }
+
+    /// Records a response `opcode` with `psn` that made progress: everything up to `psn` is
+    /// acknowledged.
+    pub fn update(&mut self, opcode: Opcode, psn: Psn) {
+        self.opcode = if opcode.is_end() { None } else { Some(opcode) };
+        if !psn.is_before(self.psn) {
+            self.psn = psn.next();
+        }
+    }
+
+    /// Records that a WQE ending at `last_psn` completed (implicitly acknowledged).
+    pub fn wqe_done(&mut self, last_psn: Psn) {
+        if !last_psn.is_before(self.psn) {
+            self.psn = last_psn.next();
+            self.opcode = None;
+        }
+    }
+
+    /// Records a PSN sequence error NAK carrying `psn`: the responder has every request
+    /// before it (IBA 9.7.5.1.2). Returns true when this acknowledged something new.
+    pub fn nak_sequence(&mut self, psn: Psn) -> bool {
+        if psn.is_after(self.psn) {
+            self.psn = psn;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The oldest send WQE not completed yet, as the completer sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WqeView {
+    /// Its operation.
+    pub wr: WrOpcode,
+    /// PSN of its first packet.
+    pub first_psn: Psn,
+    /// PSN of its last packet (of the last response packet for an RDMA READ).
+    pub last_psn: Psn,
+    /// Every packet of it has been sent (rxe's "pending" state).
+    pub all_sent: bool,
+}
+
+/// The parts of a response packet the completer looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Response {
+    /// BTH opcode.
+    pub opcode: Opcode,
+    /// BTH PSN.
+    pub psn: Psn,
+    /// AETH syndrome, for the opcodes that carry an AETH.
+    pub syndrome: Option<Syndrome>,
+}
+
+/// What a response means for the oldest outstanding WQE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Stale, duplicate or unrelated response: ignore it.
+    Drop,
+    /// The response acknowledges beyond this SEND/WRITE/FLUSH/ATOMIC WRITE WQE: complete it
+    /// successfully, call [`CompState::wqe_done`], then judge the same response against the
+    /// next WQE.
+    CompleteImplicit,
+    /// Complete the WQE successfully, then [`CompState::update`] if the response's PSN is not
+    /// before [`CompState::psn`].
+    Complete,
+    /// The response acknowledges part of the WQE: [`CompState::update`].
+    Progress,
+    /// RDMA READ (or FLUSH) response data: copy the payload to the WQE's local buffers,
+    /// then [`read_complete`] tells whether to complete ([`Verdict::Complete`]) or note
+    /// progress ([`Verdict::Progress`]).
+    ReadData,
+    /// Atomic acknowledge: store the original value in the WQE's local buffer, then
+    /// [`Verdict::Complete`].
+    AtomicResult,
+    /// Retransmit from [`CompState::psn`] (after [`retry`] allows it). `nak_psn`: the
+    /// response was a PSN sequence error NAK with this PSN; pass it to
+    /// [`CompState::nak_sequence`] first.
+    Retry {
+        /// PSN of a sequence error NAK.
+        nak_psn: Option<Psn>,
+    },
+    /// RNR NAK: wait (after [`rnr_retry`] allows it) and retransmit from the NAKed PSN.
+    Rnr {
+        /// RNR timer code from the syndrome.
+        timer: u8,
+    },
+    /// Complete the WQE with this error status and move the QP to the error state.
+    Fail(WcStatus),
+}
+
+impl Verdict {
+    /// True when the response shows forward progress, which resets the retry and RNR
+    /// counters to the QP's values.
+    pub const fn resets_retries(self) -> bool {
+        matches!(
+            self,
+            Verdict::CompleteImplicit
+                | Verdict::Complete
+                | Verdict::Progress
+                | Verdict::ReadData
+                | Verdict::AtomicResult
+        )
+    }
+}
+
+/// The completion status for a NAK code other than PSN sequence error.
+pub const fn nak_status(code: NakCode) -> WcStatus {
+    match code {
+        NakCode::InvalidRequest => WcStatus::RemInvReqErr,
+        NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+        NakCode::InvalidRdRequest => WcStatus::RemInvRdReqErr,
+        NakCode::PsnSequenceError | NakCode::RemoteOperationalError | NakCode::Reserved(_) => {
+            WcStatus::RemOpErr
+        }
+    }
+}
+
+/// Judges a response against the oldest outstanding WQE.
+pub fn judge(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
+    // Beyond the WQE: it was acknowledged implicitly, unless it waits for data.
+    if rsp.psn.is_after(wqe.last_psn) {
+        return if !wqe.all_sent {
+            Verdict::Drop
+        } else if wqe.wr.needs_response_data() {
+            Verdict::Retry { nak_psn: None }
+        } else {
+            Verdict::CompleteImplicit
+        };
+    }
+    let diff = rsp.psn.diff(st.psn);
+    if diff < 0 {
+        // A retransmitted response. It completes the WQE if it is its last one; an
+        // acknowledge (NAK) in the middle of a read response sequence is still looked at.
+        let in_read = matches!(
+            st.opcode,
+            Some(Opcode::RcReadResponseFirst | Opcode::RcReadResponseMiddle)
+        );
+        if rsp.psn == wqe.last_psn {
+            return Verdict::Complete;
+        } else if !(matches!(rsp.opcode, Opcode::RcAck) && in_read) {
+            return Verdict::Drop;
+        }
+    } else if diff > 0 && wqe.wr.needs_response_data() {
+        // Responses of a read or atomic come in order: a gap means one was lost; the
+        // retransmission timer or a later acknowledge sorts it out.
+        return Verdict::Drop;
+    }
+    check_ack(st, wqe, rsp)
+}
+
+/// The opcode-sequence and syndrome part of [`judge`].
+fn check_ack(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
+    let bad = Verdict::Fail(WcStatus::BadRespErr);
+    match st.opcode {
+        Some(Opcode::RcReadResponseFirst | Opcode::RcReadResponseMiddle) => {
+            let continues = matches!(
+                rsp.opcode,
+                Opcode::RcAck | Opcode::RcReadResponseMiddle | Opcode::RcReadResponseLast
+            );
+            // A retried read may start over with First (from the first PSN) or Only (a
+            // one-packet read).
+            let restarts = (rsp.psn == wqe.first_psn
+                && matches!(rsp.opcode, Opcode::RcReadResponseFirst))
+                || (wqe.first_psn == wqe.last_psn
+                    && matches!(rsp.opcode, Opcode::RcReadResponseOnly));
+            if !continues && !restarts {
+                return bad;
+            }
+        }
+        _ => {
+            if !rsp.opcode.is_start() {
+                return bad;
+            }
+        }
+    }
+    let syndrome = rsp.syndrome.unwrap_or(Syndrome::ACK);
+    match rsp.opcode.operation() {
+        Operation::ReadResponse => {
+            // First, Last and Only carry an AETH, which must be a positive acknowledge.
+            if !syndrome.is_ack() {
+                return bad;
+            }
+            match wqe.wr {
+                WrOpcode::AtomicWrite if rsp.opcode.is_end() => {
+                    if rsp.psn == wqe.last_psn && wqe.all_sent {
+                        Verdict::Complete
+                    } else {
+                        Verdict::Progress
+                    }
+                }
+                WrOpcode::RdmaRead | WrOpcode::RdmaReadInv | WrOpcode::Flush => Verdict::ReadData,
+                _ => Verdict::Fail(WcStatus::FatalErr),
+            }
+        }
+        Operation::AtomicAck => {
+            if syndrome.is_ack()
+                && matches!(wqe.wr, WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd)
+            {
+                Verdict::AtomicResult
+            } else {
+                bad
+            }
+        }
+        Operation::Ack => match syndrome {
+            // An acknowledge carries no read or atomic data: it cannot complete such a WQE.
+            Syndrome::Ack { .. } if wqe.wr.needs_response_data() => Verdict::Drop,
+            Syndrome::Ack { .. } => {
+                if rsp.psn == wqe.last_psn && wqe.all_sent {
+                    Verdict::Complete
+                } else {
+                    Verdict::Progress
+                }
+            }
+            Syndrome::RnrNak { timer } => Verdict::Rnr { timer },
+            Syndrome::Nak(NakCode::PsnSequenceError) => Verdict::Retry {
+                nak_psn: Some(rsp.psn),
+            },
+            Syndrome::Nak(code) => Verdict::Fail(nak_status(code)),
+            Syndrome::Reserved(_) => bad,
+        },
+        _ => bad,
+    }
+}
+
+/// After copying an RDMA READ response's payload: true when the WQE is complete (no bytes
+/// left to receive and the response ends the sequence).
+pub const fn read_complete(remaining: u32, opcode: Opcode) -> bool {
+    remaining == 0 && opcode.is_end()
+}
+
+/// A retry counter (`retry_cnt` or `rnr_retry`, three bits): 7 means retry forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RetryCounter(u8);
+
+impl RetryCounter {
+    /// The value meaning "infinite".
+    pub const INFINITE: u8 = 7;
+
+    /// A counter loaded with the QP attribute `count` (low three bits).
+    pub const fn new(count: u8) -> Self {
+        RetryCounter(count & 7)
+    }
+
+    /// Retries left ([`RetryCounter::INFINITE`] for infinite).
+    pub const fn remaining(self) -> u8 {
+        self.0
+    }
+
+    /// Uses one retry: false when none is left.
+    pub fn take(&mut self) -> bool {
+        match self.0 {
+            0 => false,
+            RetryCounter::INFINITE => true,
+            _ => {
+                self.0 -= 1;
+                true
+            }
+        }
+    }
+}
+
+/// Outcome of a retry request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetryDecision {
+    /// Retransmit from the oldest unacknowledged PSN.
+    Retransmit,
+    /// Nothing to do: a retry is already under way (and this is not a timeout), or every
+    /// packet sent is already acknowledged.
+    Ignore,
+    /// The retry count is exhausted: fail the WQE with [`WcStatus::RetryExcErr`].
+    Exceeded,
+}
+
+/// Decides on a retry after a sequence NAK, an implicit NAK or a timeout (`timeout`).
+/// `retrying`: a retry started earlier has not yet made progress. `next_psn` is the
+/// requester's next PSN, `comp_psn` the oldest unacknowledged one.
+pub fn retry(
+    counter: &mut RetryCounter,
+    retrying: bool,
+    timeout: bool,
+    next_psn: Psn,
+    comp_psn: Psn,
+) -> RetryDecision {
+    if retrying && !timeout {
+        return RetryDecision::Ignore;
+    }
+    if !counter.take() {
+        return RetryDecision::Exceeded;
+    }
+    if next_psn.is_after(comp_psn) {
+        RetryDecision::Retransmit
+    } else {
+        RetryDecision::Ignore
+    }
+}
+
+/// Decides on an RNR NAK with timer code `timer`: `Ok(microseconds to wait)` before
+/// retransmitting, or `Err` with [`WcStatus::RnrRetryExcErr`] when the RNR retry count is
+/// exhausted.
+pub fn rnr_retry(counter: &mut RetryCounter, timer: u8) -> Result<u32, WcStatus> {
+    if counter.take() {
+        Ok(rnr_timeout_us(timer))
+    } else {
+        Err(WcStatus::RnrRetryExcErr)
+    }
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Whole IBA transport packets as RoCEv2 carries them in a UDP datagram:
+//!
+//! ```text
+//! BTH | extension headers (by opcode) | payload | pad (0..3, to 4 bytes) | ICRC (4)
+//! ```
+//!
+//! [`Packet::parse`] decodes a received UDP payload without copying it: the headers become
+//! small values, the payload a borrowed slice. [`Headers::write`] lays out a packet to be sent
+//! and writes its headers; the caller then fills the payload in place (from a memory region or
+//! inline data) and computes the ICRC (see the `icrc` module). [`encode`] does both steps for
+//! a payload held in one slice.
+
+use core::ops::Range;
+
+use super::aeth::Aeth;
+use super::atomic::{AtomicAckEth, AtomicEth};
+use super::bth::Bth;
+use super::deth::Deth;
+use super::flush::Feth;
+use super::ieth::Ieth;
+use super::immdt::ImmDt;
+use super::opcode::{HeaderSet, Opcode, BTH_LEN};
+use super::psn::Psn;
+use super::reth::Reth;
+use super::{ProtoError, Result};
+
+/// Length of the invariant CRC trailer.
+pub const ICRC_LEN: usize = 4;
+
+/// Largest payload of one packet: the largest IBA MTU.
+pub const MAX_PAYLOAD: usize = 4096;
+
+/// Pad bytes needed after `payload_len` bytes to reach a multiple of four.
+pub const fn pad_len(payload_len: usize) -> usize {
+    payload_len.wrapping_neg() & 3
+}
+
+/// The BTH and the extension headers of one packet.
+///
+/// Exactly the extension headers of the BTH opcode must be present for encoding, and parsing
+/// fills exactly those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Headers {
+    /// Base transport header.
+    pub bth: Bth,
+    /// FLUSH extended transport header.
+    pub feth: Option<Feth>,
+    /// RDMA extended transport header.
+    pub reth: Option<Reth>,
+    /// Datagram extended transport header.
+    pub deth: Option<Deth>,
+    /// Atomic extended transport header.
+    pub atomic_eth: Option<AtomicEth>,
+    /// ACK extended transport header.
+    pub aeth: Option<Aeth>,
+    /// Atomic acknowledge extended transport header.
+    pub atomic_ack: Option<AtomicAckEth>,
+    /// Immediate data.
+    pub immdt: Option<ImmDt>,
+    /// Invalidate extended transport header.
+    pub ieth: Option<Ieth>,
+}
+
+/// Offsets and lengths of a packet's parts, from the start of the BTH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    /// Length of BTH and extension headers; the payload starts here.
+    pub header_len: usize,
+    /// Payload bytes.
+    pub payload_len: usize,
+    /// Pad bytes after the payload.
+    pub pad: usize,
+    /// Whole packet length including the ICRC (the UDP payload length).
+    pub total_len: usize,
+}
+
+impl Layout {
+    /// The layout of an `opcode` packet with `payload_len` payload bytes. Fails when the
+    /// opcode carries no payload but `payload_len` is not zero, or when the payload exceeds
+    /// [`MAX_PAYLOAD`].
+    pub const fn new(opcode: Opcode, payload_len: usize) -> Result<Layout> {
+        if payload_len != 0 && !opcode.has_payload() {
+            return Err(ProtoError::UnexpectedPayload);
+        }
+        if payload_len > MAX_PAYLOAD {
+            return Err(ProtoError::PayloadTooLong);
+        }
+        let header_len = opcode.header_len();
+        let pad = pad_len(payload_len);
+        Ok(Layout {
+            header_len,
+            payload_len,
+            pad,
+            total_len: header_len + payload_len + pad + ICRC_LEN,
+        })
+    }
+
+    /// Where the payload lies.
+    pub const fn payload_range(&self) -> Range<usize> {
+        self.header_len..self.header_len + self.payload_len
+    }
+
+    /// Where the pad lies.
+    pub const fn pad_range(&self) -> Range<usize> {
+        let start = self.header_len + self.payload_len;
+        start..start + self.pad
+    }
+
+    /// Where the ICRC lies.
+    pub const fn icrc_offset(&self) -> usize {
+        self.total_len - ICRC_LEN
+    }
+}
+
+impl Headers {
+    /// Headers with the given BTH and no extension header.
+    pub const fn new(bth: Bth) -> Self {
+        Headers {
+            bth,
+            feth: None,
+            reth: None,
+            deth: None,
+            atomic_eth: None,
+            aeth: None,
+            atomic_ack: None,
+            immdt: None,
+            ieth: None,
+        }
+    }
+
+    /// The set of extension headers present.
+    pub const fn present(&self) -> HeaderSet {
+        let mut s = HeaderSet::NONE;
+        if self.feth.is_some() {
+            s = s.with(HeaderSet::FETH);
+        }
+        if self.reth.is_some() {
+            s = s.with(HeaderSet::RETH);
+        }
+        if self.deth.is_some() {
+            s = s.with(HeaderSet::DETH);
+        }
+        if self.atomic_eth.is_some() {
+            s = s.with(HeaderSet::ATOMIC_ETH);
+        }
+        if self.aeth.is_some() {
+            s = s.with(HeaderSet::AETH);
+        }
+        if self.atomic_ack.is_some() {
+            s = s.with(HeaderSet::ATOMIC_ACK_ETH);
+        }
+        if self.immdt.is_some() {
+            s = s.with(HeaderSet::IMMDT);
+        }
+        if self.ieth.is_some() {
+            s = s.with(HeaderSet::IETH);
+        }
+        s
+    }
+
+    /// Lays out a packet of these headers with `payload_len` payload bytes in `buf` and
+    /// writes the headers. The BTH pad count is set from `payload_len` (whatever
+    /// `self.bth.pad` says); pad and ICRC bytes are zeroed. The payload range is left to the
+    /// caller. Fails when `buf` is shorter than the packet, the extension headers do not
+    /// match the opcode, or a field does not fit its width.
+    pub fn write(&self, payload_len: usize, buf: &mut [u8]) -> Result<Layout> {
+        let opcode = self.bth.opcode;
+        let layout = Layout::new(opcode, payload_len)?;
+        let wanted = opcode.headers();
+        if self.present().with(HeaderSet::PAYLOAD) != wanted.with(HeaderSet::PAYLOAD) {
+            return Err(ProtoError::HeaderMismatch);
+        }
+        let buf = buf
+            .get_mut(..layout.total_len)
+            .ok_or(ProtoError::BufferTooSmall)?;
+        let mut bth = self.bth;
+        // `pad_len` is at most 3.
+        bth.pad = (layout.pad & 3) as u8;
+        bth.write(buf)?;
+        let mut off = BTH_LEN;
+        if let Some(h) = &self.feth {
+            h.write(tail_mut(buf, off)?)?;
+            off += Feth::LEN;
+        }
+        if let Some(h) = &self.reth {
+            h.write(tail_mut(buf, off)?)?;
+            off += Reth::LEN;
+        }
+        if let Some(h) = &self.deth {
+            h.write(tail_mut(buf, off)?)?;
+            off += Deth::LEN;
+        }
+        if let Some(h) = &self.atomic_eth {
+            h.write(tail_mut(buf, off)?)?;
+            off += AtomicEth::LEN;
+        }
+        if let Some(h) = &self.aeth {
+            h.write(tail_mut(buf, off)?)?;
+            off += Aeth::LEN;
+        }
+        if let Some(h) = &self.atomic_ack {
+            h.write(tail_mut(buf, off)?)?;
+            off += AtomicAckEth::LEN;
+        }
+        if let Some(h) = &self.immdt {
+            h.write(tail_mut(buf, off)?)?;
+            off += ImmDt::LEN;
+        }
+        if let Some(h) = &self.ieth {
+            h.write(tail_mut(buf, off)?)?;
+            off += Ieth::LEN;
+        }
+        if off != layout.header_len {
+            return Err(ProtoError::HeaderMismatch);
+        }
+        let end = layout.pad_range().start;
+        if let Some(trailer) = buf.get_mut(end..) {
+            trailer.fill(0);
+        }
+        Ok(layout)
+    }
+
+    /// Decodes the BTH and the extension headers its opcode calls for from the start of
+    /// `buf`, checking the transport version.
+    pub fn parse(buf: &[u8]) -> Result<Headers> {
+        let bth = Bth::parse(buf)?;
+        if bth.tver != 0 {
+            return Err(ProtoError::BadTransportVersion(bth.tver));
+        }
+        let set = bth.opcode.headers();
+        let mut h = Headers::new(bth);
+        let mut off = BTH_LEN;
+        if set.contains(HeaderSet::FETH) {
+            h.feth = Some(Feth::parse(tail(buf, off)?)?);
+            off += Feth::LEN;
+        }
+        if set.contains(HeaderSet::RETH) {
+            h.reth = Some(Reth::parse(tail(buf, off)?)?);
+            off += Reth::LEN;
+        }
+        if set.contains(HeaderSet::DETH) {
+            h.deth = Some(Deth::parse(tail(buf, off)?)?);
+            off += Deth::LEN;
+        }
+        if set.contains(HeaderSet::ATOMIC_ETH) {
+            h.atomic_eth = Some(AtomicEth::parse(tail(buf, off)?)?);
+            off += AtomicEth::LEN;
+        }
+        if set.contains(HeaderSet::AETH) {
+            h.aeth = Some(Aeth::parse(tail(buf, off)?)?);
+            off += Aeth::LEN;
+        }
+        if set.contains(HeaderSet::ATOMIC_ACK_ETH) {
+            h.atomic_ack = Some(AtomicAckEth::parse(tail(buf, off)?)?);
+            off += AtomicAckEth::LEN;
+        }
+        if set.contains(HeaderSet::IMMDT) {
+            h.immdt = Some(ImmDt::parse(tail(buf, off)?)?);
+            off += ImmDt::LEN;
+        }
+        if set.contains(HeaderSet::IETH) {
+            h.ieth = Some(Ieth::parse(tail(buf, off)?)?);
+        }
+        Ok(h)
+    }
+}
+
+/// `buf` from `off` on.
+fn tail(buf: &[u8], off: usize) -> Result<&[u8]> {
+    buf.get(off..).ok_or(ProtoError::Truncated)
+}
+
+/// `buf` from `off` on, for writing.
+fn tail_mut(buf: &mut [u8], off: usize) -> Result<&mut [u8]> {
+    buf.get_mut(off..).ok_or(ProtoError::BufferTooSmall)
+}
+
+/// A decoded packet: headers by value, payload borrowed from the receive buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Packet<'a> {
+    /// The headers.
+    pub hdr: Headers,
+    /// The payload, without pad and ICRC.
+    pub payload: &'a [u8],
+}
+
+impl<'a> Packet<'a> {
+    /// Decodes a whole packet: `buf` is the UDP payload, from the BTH through the ICRC.
+    ///
+    /// Checks that the opcode is known, the version is 0, the buffer holds the headers, the
+    /// pad and the ICRC, that opcodes without payload have none, that payload and pad end on
+    /// a 4-byte boundary (so the pad count is the one [`pad_len`] gives; rxe does not check
+    /// this) and that the payload is at most [`MAX_PAYLOAD`]. The ICRC itself is checked by the `icrc` module, which needs the
+    /// IP and UDP headers too; the path MTU of the QP by the responder or completer.
+    pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>> {
+        let hdr = Headers::parse(buf)?;
+        let opcode = hdr.bth.opcode;
+        let header_len = opcode.header_len();
+        let body = buf
+            .len()
+            .checked_sub(header_len + ICRC_LEN)
+            .ok_or(ProtoError::Truncated)?;
+        let payload_len = body
+            .checked_sub(usize::from(hdr.bth.pad))
+            .ok_or(ProtoError::Truncated)?;
+        if body != 0 && !opcode.has_payload() {
+            return Err(ProtoError::UnexpectedPayload);
+        }
+        // Header lengths are multiples of four; the pad must complete the payload to one.
+        if !body.is_multiple_of(4) {
+            return Err(ProtoError::Misaligned);
+        }
+        if payload_len > MAX_PAYLOAD {
+            return Err(ProtoError::PayloadTooLong);
+        }
+        let payload = buf
+            .get(header_len..header_len + payload_len)
+            .ok_or(ProtoError::Truncated)?;
+        Ok(Packet { hdr, payload })
+    }
+
+    /// The opcode.
+    pub const fn opcode(&self) -> Opcode {
+        self.hdr.bth.opcode
+    }
+
+    /// The PSN.
+    pub const fn psn(&self) -> Psn {
+        self.hdr.bth.psn
+    }
+}
+
+/// Writes a whole packet into `buf`: headers, `payload`, zero pad and a zero ICRC
+/// placeholder (to be filled by the `icrc` module). Returns the layout.
+pub fn encode(hdr: &Headers, payload: &[u8], buf: &mut [u8]) -> Result<Layout> {
+    let layout = hdr.write(payload.len(), buf)?;
+    buf.get_mut(layout.payload_range())
+        .ok_or(ProtoError::BufferTooSmall)?
+        .copy_from_slice(payload);
+    Ok(layout)
+}
