@@ -34,6 +34,11 @@ if [ "${1:-}" = --path ]; then
 	exit 0
 fi
 
+# Built already: no need to wait for a build of another key.
+if [ -f "$kdir/.rrxe-built" ]; then
+	echo "$kdir"
+	exit 0
+fi
 mkdir -p "$RRXE_CACHE/kernel"
 exec 9>"$RRXE_CACHE/kernel/.lock"
 flock 9

@@ -12,6 +12,7 @@ use crate::{
             stats::HwStats,
         },
     },
+    net::NetAttachment,
     params,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -30,15 +31,18 @@ pub(crate) struct RrxeDev {
     /// Whether the port was last reported active (to send each transition once).
     port_active: AtomicBool,
     counters: Counters,
+    /// Keeps the namespace's RoCEv2 sockets open.
+    _net: NetAttachment,
 }
 
 impl RrxeDev {
-    /// Data for a new device on `ndev`.
-    pub(crate) fn new(ndev: &NetDevice) -> Self {
+    /// Data for a new device on `ndev`, attached to its namespace's sockets.
+    pub(crate) fn new(ndev: &NetDevice, net: NetAttachment) -> Self {
         Self {
             guid: ndev.eui64(),
             port_active: AtomicBool::new(ndev.is_running_with_carrier()),
             counters: Counters::new(),
+            _net: net,
         }
     }
 
@@ -85,8 +89,14 @@ impl DeviceOps for RrxeDev {
         if port != PORT {
             return Err(EINVAL);
         }
-        let ndev = dev.netdev().ok_or(ENODEV)?;
         params::port_attr(attr);
+        // Without a netdev (it is going away) the port is down, like a link without cable.
+        let Some(ndev) = dev.netdev() else {
+            attr.state = b::ib_port_state_IB_PORT_DOWN;
+            attr.phys_state = b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8;
+            attr.active_mtu = b::ib_mtu_IB_MTU_256;
+            return Ok(());
+        };
         if ndev.is_running_with_carrier() {
             attr.state = b::ib_port_state_IB_PORT_ACTIVE;
             attr.phys_state = b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8;
@@ -99,9 +109,11 @@ impl DeviceOps for RrxeDev {
             };
         }
         attr.active_mtu = params::ib_mtu_for_netdev(ndev.mtu());
-        let (speed, width) = dev.eth_speed(port)?;
-        attr.active_speed = speed;
-        attr.active_width = width;
+        // The netdev may vanish meanwhile: keep the default speed then.
+        if let Ok((speed, width)) = dev.eth_speed(port) {
+            attr.active_speed = speed;
+            attr.active_width = width;
+        }
         Ok(())
     }
 
