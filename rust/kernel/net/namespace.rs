@@ -6,7 +6,7 @@
 use super::device::NetDevice;
 use crate::bindings;
 use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
-use kernel::{ffi, init::PinInit, prelude::*, types::Opaque};
+use kernel::{ffi, prelude::*, types::Opaque};
 
 /// A network namespace.
 ///
@@ -59,8 +59,8 @@ pub trait PernetData: Sized + Send + Sync + 'static {
     /// The static id of this storage.
     fn id() -> &'static PernetId;
 
-    /// Initialiser for a new namespace's data.
-    fn init() -> impl PinInit<Self, Error>;
+    /// The data of a new namespace.
+    fn init() -> Result<Self>;
 }
 
 /// A registered per-namespace storage of `T`; unregistered (dropping every namespace's `T`)
@@ -124,10 +124,13 @@ impl<T: PernetData> Registration<T> {
     /// Only called by the C core, with the arguments its contract for this callback promises.
     unsafe extern "C" fn init_net(net: *mut bindings::net) -> ffi::c_int {
         let slot = Self::slot(net).as_ptr();
-        // SAFETY: `slot` is this namespace's zeroed storage of `size_of::<T>()` bytes, suitably
-        // aligned, and not yet initialised.
-        match unsafe { T::init().__pinned_init(slot) } {
-            Ok(()) => 0,
+        match T::init() {
+            Ok(data) => {
+                // SAFETY: `slot` is this namespace's storage of `size_of::<T>()` bytes, suitably
+                // aligned, and not yet initialised.
+                unsafe { slot.write(data) };
+                0
+            }
             Err(e) => e.to_errno(),
         }
     }

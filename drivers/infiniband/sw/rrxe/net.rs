@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! RoCEv2 receive sockets: UDP port 4791, IPv4 and IPv6, one pair per network namespace
-//! that has an rrxe device, so devices inside namespaces work there.
+//! RoCEv2 receive sockets: UDP port 4791, IPv4 and IPv6, in each network namespace that
+//! has an rrxe device, so devices inside namespaces work there.
+//!
+//! A namespace's sockets open with its first device and close with its last one, or
+//! when the namespace exits (kernel sockets hold no reference on their namespace, so they
+//! must not outlive it), whichever comes first.
 
 use crate::ext::net::{
     namespace::{self, Net, PernetData, PernetId},
     skb::SkBuff,
     udp_tunnel::{EncapRecv, Family, UdpTunnelSocket},
 };
-use kernel::{new_mutex, prelude::*, sync::Mutex};
-
-/// Without IPv4 there is no RoCEv2 device.
-const EAFNOSUPPORT_V4: Error = EINVAL;
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// The IANA port of RoCEv2.
 const ROCE_V2_UDP_DPORT: u16 = 4791;
@@ -33,12 +38,26 @@ struct Sockets {
     _v6: Option<UdpTunnelSocket<Rx>>,
 }
 
-/// Per-namespace state: the sockets, opened with the namespace's first device and closed
-/// when the namespace exits or the module unloads.
+/// What the devices of one namespace share.
+struct NetInner {
+    /// Devices attached.
+    devices: usize,
+    /// Open while `devices > 0`, until the namespace exits.
+    sockets: Option<Sockets>,
+    /// The namespace has exited: nothing may open sockets any more.
+    gone: bool,
+}
+
+/// The per-namespace state, shared between the namespace and its devices.
 #[pin_data]
-pub(crate) struct NetState {
+struct NetShared {
     #[pin]
-    sockets: Mutex<Option<Sockets>>,
+    inner: Mutex<NetInner>,
+}
+
+/// The `net_generic` slot of a namespace.
+pub(crate) struct NetState {
+    shared: Arc<NetShared>,
 }
 
 static NET_ID: PernetId = PernetId::new();
@@ -48,24 +67,65 @@ impl PernetData for NetState {
         &NET_ID
     }
 
-    fn init() -> impl PinInit<Self, Error> {
-        try_pin_init!(NetState {
-            sockets <- new_mutex!(None, "rrxe:net_sockets"),
-        })
+    fn init() -> Result<Self> {
+        let shared = Arc::pin_init(
+            pin_init!(NetShared {
+                inner <- new_mutex!(
+                    NetInner {
+                        devices: 0,
+                        sockets: None,
+                        gone: false,
+                    },
+                    "rrxe:net"
+                ),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(NetState { shared })
+    }
+}
+
+impl Drop for NetState {
+    fn drop(&mut self) {
+        // The namespace exits: close the sockets now, whoever still holds `shared`.
+        let mut inner = self.shared.inner.lock();
+        inner.gone = true;
+        inner.sockets = None;
     }
 }
 
 impl NetState {
-    /// Opens the namespace's sockets unless they are open.
-    pub(crate) fn open_sockets(&self, net: &Net) -> Result {
-        let mut sockets = self.sockets.lock();
-        if sockets.is_none() {
-            let v4 =
-                UdpTunnelSocket::new(net, Family::V4, ROCE_V2_UDP_DPORT)?.ok_or(EAFNOSUPPORT_V4)?;
-            let v6 = UdpTunnelSocket::new(net, Family::V6, ROCE_V2_UDP_DPORT)?;
-            *sockets = Some(Sockets { _v4: v4, _v6: v6 });
+    /// Attaches a device of namespace `net`, opening the sockets for the first one.
+    pub(crate) fn attach(&self, net: &Net) -> Result<NetAttachment> {
+        let mut inner = self.shared.inner.lock();
+        if inner.gone {
+            return Err(ENODEV);
         }
-        Ok(())
+        if inner.sockets.is_none() {
+            // Without IPv4 there is no RoCEv2 device.
+            let v4 = UdpTunnelSocket::new(net, Family::V4, ROCE_V2_UDP_DPORT)?.ok_or(EINVAL)?;
+            let v6 = UdpTunnelSocket::new(net, Family::V6, ROCE_V2_UDP_DPORT)?;
+            inner.sockets = Some(Sockets { _v4: v4, _v6: v6 });
+        }
+        inner.devices += 1;
+        Ok(NetAttachment {
+            shared: self.shared.clone(),
+        })
+    }
+}
+
+/// A device's hold on its namespace's sockets; the last one closes them.
+pub(crate) struct NetAttachment {
+    shared: Arc<NetShared>,
+}
+
+impl Drop for NetAttachment {
+    fn drop(&mut self) {
+        let mut inner = self.shared.inner.lock();
+        inner.devices = inner.devices.saturating_sub(1);
+        if inner.devices == 0 {
+            inner.sockets = None;
+        }
     }
 }
 
