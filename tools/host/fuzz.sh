@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/host/fuzz.sh [SECONDS]: fuzz the protocol core for SECONDS (default 60) with
+# libFuzzer through cargo-fuzz, on the stable toolchain (RUSTC_BOOTSTRAP=1 lets cargo-fuzz
+# pass its -Z flags). Installs cargo-fuzz into $RRXE_CACHE/tools if missing. The corpus is
+# kept under target/fuzz/ (not committed) and grows from run to run; crashes land in
+# tools/host/rrxe-proto/fuzz/artifacts/. Builds with debug assertions and overflow checks
+# and without a sanitizer: the core is safe Rust, so a bug shows as a panic.
+# Exits 1 when the target crashes or cannot be built.
+set -euo pipefail
+secs=${1:-60}
+case $secs in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+: "${RRXE_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/rrxe}"
+tools=$RRXE_CACHE/tools
+export PATH="$tools/bin:$HOME/.cargo/bin:$PATH"
+unset RUSTC RUSTUP_TOOLCHAIN
+cargo_fuzz_version=0.13.2
+
+if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $cargo_fuzz_version"; then
+	echo "fuzz: installing cargo-fuzz $cargo_fuzz_version into $tools"
+	cargo install --locked --root "$tools" cargo-fuzz --version "$cargo_fuzz_version"
+fi
+
+export RUSTC_BOOTSTRAP=1
+target=packet
+work=$top/target/fuzz
+corpus=$work/corpus/$target
+mkdir -p "$corpus"
+log=$work/$target.log
+cd "$top/tools/host/rrxe-proto/fuzz"
+
+echo "fuzz: building $target"
+cargo fuzz build --sanitizer none --target-dir "$work/build" "$target"
+
+echo "fuzz: running $target for $secs s (corpus $corpus)"
+set +e
+cargo fuzz run --sanitizer none --target-dir "$work/build" "$target" "$corpus" -- \
+	-max_total_time="$secs" -timeout=10 -print_final_stats=1 >"$log" 2>&1
+rc=$?
+set -e
+grep -E '^(#[0-9]+ +(INITED|DONE)|Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+== ERROR|thread .* panicked|SUMMARY)' "$log" || true
+runs=$(sed -nE 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 \2/p' "$log" | tail -n 1)
+if [ $rc = 0 ] && [ -n "$runs" ]; then
+	set -- $runs
+	echo "fuzz: $target: $1 runs in $2 s ($(($1 / ($2 > 0 ? $2 : 1))) exec/s), no crash: PASS"
+	echo "1 passed, 0 failed"
+else
+	tail -n 40 "$log"
+	echo "fuzz: $target: FAIL (rc $rc); log $log, artifacts in $PWD/artifacts/$target"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
