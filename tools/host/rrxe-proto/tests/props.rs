@@ -277,8 +277,9 @@ proptest! {
     #[test]
     fn segmentation_invariants(len in prop_oneof![0u32..5000, 0u32..(1 << 24)], m in mtu(),
                                psn in 0u32..=PSN_MASK,
-                               wr in prop::sample::select(vec![WrOpcode::Send, WrOpcode::SendImm,
-                                   WrOpcode::RdmaWrite, WrOpcode::RdmaWriteImm, WrOpcode::RdmaRead]),
+                               wr in prop::sample::select(vec![WrOpcode::Send,
+                                   WrOpcode::SendImm, WrOpcode::RdmaWrite,
+                                   WrOpcode::RdmaWriteImm, WrOpcode::RdmaRead]),
                                rc in any::<bool>()) {
         let qp = if rc || wr == WrOpcode::RdmaRead { QpType::Rc } else { QpType::Uc };
         let seg = Segmenter::new(qp, wr, len, m, Psn::new(psn)).unwrap();
@@ -298,7 +299,8 @@ proptest! {
                 prop_assert_eq!(x.opcode.is_start(), i == 0);
                 prop_assert_eq!(x.opcode.is_end(), i + 1 == s.len());
                 // Every packet passes the responder's length checks.
-                prop_assert!(responder::check_length(qp, x.opcode, x.payload_len, m, None, 0).is_ok());
+                let len_ok = responder::check_length(qp, x.opcode, x.payload_len, m, None, 0);
+                prop_assert!(len_ok.is_ok());
                 prop_assert!(responder::check_write_payload(x.remaining, x.payload_len,
                     pad_len(x.payload_len as usize) as u8, m).is_ok());
             }
@@ -315,7 +317,8 @@ proptest! {
         let total: u64 = r.iter().map(|x| u64::from(x.payload_len)).sum();
         prop_assert_eq!(total, u64::from(len));
         for x in &r {
-            prop_assert!(responder::check_length(QpType::Rc, x.opcode, x.payload_len, m, None, 0).is_ok());
+            let ok = responder::check_length(QpType::Rc, x.opcode, x.payload_len, m, None, 0);
+            prop_assert!(ok.is_ok());
         }
     }
 
@@ -326,7 +329,8 @@ proptest! {
         let reth = Reth { va: a.3, rkey: a.4, dma_len: a.5 };
         if let Some(rp) = responder::read_replay(&res, Psn::new(psn), &reth) {
             prop_assert!(rp.va >= res.va);
-            prop_assert!(u128::from(rp.va) + u128::from(rp.len) <= u128::from(res.va) + u128::from(res.len));
+            let end = u128::from(rp.va) + u128::from(rp.len);
+            prop_assert!(end <= u128::from(res.va) + u128::from(res.len));
         }
         let ok = responder::check_range(r.0, r.1, r.2, r.3).is_ok();
         let expect = u128::from(r.0) >= u128::from(r.2)

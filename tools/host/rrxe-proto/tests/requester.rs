@@ -307,6 +307,8 @@ fn ack_request_policy() {
     assert!(p.ack_req(QpType::Rc, Opcode::RcSendOnly));
     assert!(p.ack_req(QpType::Rc, Opcode::RcReadRequest));
     assert!(p.ack_req(QpType::Rc, Opcode::RcCompareSwap));
+    // QP1 packets carry AckReq as rxe sends them; UC and UD never do.
+    assert!(p.ack_req(QpType::Gsi, Opcode::UdSendOnly));
     assert!(!p.ack_req(QpType::Uc, Opcode::UcSendOnly));
     assert!(!p.ack_req(QpType::Ud, Opcode::UdSendOnly));
 }

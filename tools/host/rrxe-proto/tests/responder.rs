@@ -415,6 +415,11 @@ fn error_actions_uc_ud() {
     let a = error_action(QpType::Uc, true, RespError::MissingLast, 0);
     assert!(a.drop_msg && !a.reuse_wqe);
     assert_eq!(a.complete, Some(WcStatus::RemInvReqErr));
+    let a = abandon_message(false);
+    assert!(a.reuse_wqe && !a.drop_msg && a.complete.is_none() && a.nak.is_none());
+    let a = abandon_message(true);
+    assert!(!a.reuse_wqe && !a.drop_msg && !a.qp_error);
+    assert_eq!(a.complete, Some(WcStatus::RemInvReqErr));
     let a = error_action(QpType::Uc, true, RespError::RkeyViolation, 0);
     assert_eq!(a.complete, Some(WcStatus::RemAccessErr));
     let a = error_action(QpType::Uc, false, RespError::RkeyViolation, 0);

@@ -4,14 +4,14 @@
 //! number (24 bits). Carried by acknowledges, atomic acknowledges and the first, last and only
 //! RDMA READ responses.
 //!
-//! Syndrome (IBA Table 44): bit 7 reserved (0), bits 6:5 the type, bits 4:0 a value:
+//! Syndrome: bit 7 reserved (0), bits 6:5 the type, bits 4:0 a value:
 //!
 //! | type | meaning | value |
 //! |---|---|---|
 //! | `00` | ACK | credit count (`0x1f`: no credit information, "unlimited") |
 //! | `01` | RNR NAK | RNR timer code (`timers::rnr_timeout_us` gives the time) |
 //! | `10` | reserved | |
-//! | `11` | NAK | NAK code (IBA Table 45) |
+//! | `11` | NAK | NAK code |
 
 use super::wire;
 use super::{ProtoError, Result};
@@ -22,7 +22,7 @@ pub const MSN_MASK: u32 = 0x00ff_ffff;
 /// Credit count meaning "no end-to-end credit information" (all ones), as rxe always sends.
 pub const CREDITS_UNLIMITED: u8 = 0x1f;
 
-/// A NAK code (IBA Table 45).
+/// A NAK code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NakCode {
     /// PSN sequence error (0): the responder saw a PSN ahead of the expected one.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Completer decisions (IBA 9.7.5.1 and 9.9.2): what an incoming acknowledge, RDMA READ
-//! response or atomic acknowledge means for the oldest outstanding send WQE of an RC QP, and
-//! the retry and RNR counters.
+//! Completer decisions (IBA Vol 1 ch. 9, reliable service): what an incoming acknowledge,
+//! RDMA READ response or atomic acknowledge means for the oldest outstanding send WQE of an RC
+//! QP, and the retry and RNR counters.
 //!
 //! The completer keeps [`CompState`]: the next PSN it expects to see acknowledged and the
 //! opcode of an RDMA READ response sequence in progress. For each response it calls
@@ -11,7 +11,7 @@
 //! against the next WQE), take read or atomic data, note progress, retry, wait for an RNR
 //! timer, or fail the WQE.
 //!
-//! Implicit NAK (IBA 9.7.5.1.5): an acknowledge for a PSN beyond an RDMA READ or atomic whose
+//! Implicit NAK: an acknowledge for a PSN beyond an RDMA READ or atomic whose
 //! response never arrived means the response was lost; the requester retries from that WQE.
 //! Implicit ACK: an acknowledge beyond a SEND or RDMA WRITE completes it.
 
@@ -55,7 +55,7 @@ impl CompState {
     }
 
     /// Records a PSN sequence error NAK carrying `psn`: the responder has every request
-    /// before it (IBA 9.7.5.1.2). Returns true when this acknowledged something new.
+    /// before it. Returns true when this acknowledged something new.
     pub fn nak_sequence(&mut self, psn: Psn) -> bool {
         if psn.is_after(self.psn) {
             self.psn = psn;

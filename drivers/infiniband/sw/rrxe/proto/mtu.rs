@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Path MTU: the payload size of one packet (IBA 9.4.x segmentation, `enum ib_mtu`).
+//! Path MTU: the largest payload of one packet (`enum ib_mtu`).
 
 use super::{ProtoError, Result};
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The BTH opcode table (IBA Table 38 and the IBA 1.5 FLUSH / ATOMIC WRITE extension).
+//! The BTH opcode table (IBA Vol 1 ch. 9 and the IBA 1.5 FLUSH / ATOMIC WRITE extension).
 //!
 //! An opcode is a transport (top three bits: RC `000`, UC `001`, UD `011`) plus an operation.
 //! The opcode fixes which extension headers follow the BTH, in which order, and so the total
@@ -13,6 +13,10 @@ use super::{ProtoError, Result};
 pub const BTH_LEN: usize = 12;
 
 /// A set of extension headers (and whether a payload may follow).
+///
+/// On the wire the headers present follow the BTH in this order: FETH, RETH, DETH,
+/// AtomicETH, AETH, AtomicAckETH, ImmDt, IETH (no opcode has both RETH and DETH, or both
+/// ImmDt and IETH).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct HeaderSet(u16);
 
@@ -38,18 +42,6 @@ impl HeaderSet {
     /// Not a header: the opcode carries a payload (possibly empty).
     pub const PAYLOAD: HeaderSet = HeaderSet(1 << 8);
 
-    /// Headers in wire order after the BTH, with their lengths.
-    pub const ORDER: [(HeaderSet, usize); 8] = [
-        (HeaderSet::FETH, 4),
-        (HeaderSet::RETH, 16),
-        (HeaderSet::DETH, 8),
-        (HeaderSet::ATOMIC_ETH, 28),
-        (HeaderSet::AETH, 4),
-        (HeaderSet::ATOMIC_ACK_ETH, 8),
-        (HeaderSet::IMMDT, 4),
-        (HeaderSet::IETH, 4),
-    ];
-
     /// The union of two sets.
     pub const fn with(self, other: HeaderSet) -> HeaderSet {
         HeaderSet(self.0 | other.0)
@@ -63,13 +55,29 @@ impl HeaderSet {
     /// Total length of the extension headers in the set.
     pub const fn ext_len(self) -> usize {
         let mut len = 0;
-        let mut i = 0;
-        while i < HeaderSet::ORDER.len() {
-            let (h, l) = HeaderSet::ORDER[i];
-            if self.contains(h) {
-                len += l;
-            }
-            i += 1;
+        if self.contains(HeaderSet::FETH) {
+            len += 4;
+        }
+        if self.contains(HeaderSet::RETH) {
+            len += 16;
+        }
+        if self.contains(HeaderSet::DETH) {
+            len += 8;
+        }
+        if self.contains(HeaderSet::ATOMIC_ETH) {
+            len += 28;
+        }
+        if self.contains(HeaderSet::AETH) {
+            len += 4;
+        }
+        if self.contains(HeaderSet::ATOMIC_ACK_ETH) {
+            len += 8;
+        }
+        if self.contains(HeaderSet::IMMDT) {
+            len += 4;
+        }
+        if self.contains(HeaderSet::IETH) {
+            len += 4;
         }
         len
     }

@@ -99,18 +99,18 @@ impl Layout {
 
     /// Where the payload lies.
     pub const fn payload_range(&self) -> Range<usize> {
-        self.header_len..self.header_len + self.payload_len
+        self.header_len..self.header_len.saturating_add(self.payload_len)
     }
 
     /// Where the pad lies.
     pub const fn pad_range(&self) -> Range<usize> {
-        let start = self.header_len + self.payload_len;
-        start..start + self.pad
+        let start = self.header_len.saturating_add(self.payload_len);
+        start..start.saturating_add(self.pad)
     }
 
     /// Where the ICRC lies.
     pub const fn icrc_offset(&self) -> usize {
-        self.total_len - ICRC_LEN
+        self.total_len.saturating_sub(ICRC_LEN)
     }
 }
 
@@ -292,8 +292,9 @@ impl<'a> Packet<'a> {
     /// Checks that the opcode is known, the version is 0, the buffer holds the headers, the
     /// pad and the ICRC, that opcodes without payload have none, that payload and pad end on
     /// a 4-byte boundary (so the pad count is the one [`pad_len`] gives; rxe does not check
-    /// this) and that the payload is at most [`MAX_PAYLOAD`]. The ICRC itself is checked by the `icrc` module, which needs the
-    /// IP and UDP headers too; the path MTU of the QP by the responder or completer.
+    /// this) and that the payload is at most [`MAX_PAYLOAD`]. The ICRC itself is checked by
+    /// the `icrc` module, which needs the IP and UDP headers too; the path MTU of the QP by
+    /// the responder or completer.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>> {
         let hdr = Headers::parse(buf)?;
         let opcode = hdr.bth.opcode;

@@ -2,7 +2,7 @@
 
 //! Packet sequence numbers: 24-bit values compared in serial-number arithmetic.
 //!
-//! IBA 9.7.1: PSNs wrap at 2^24. Two PSNs are ordered by their distance modulo 2^24 taken as
+//! PSNs wrap at 2^24. Two PSNs are ordered by their distance modulo 2^24 taken as
 //! a signed 24-bit number, so `a` is after `b` when `a - b` lies in `1 ..= 2^23 - 1`. A distance
 //! of exactly 2^23 counts as "before" (the sign bit is set), as in rxe.
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Requester decisions (IBA 9.4 and 9.7): whether a send WQE may start, how a message is cut
-//! into packets (opcode, PSN, payload of each), which packets request an acknowledge and
-//! which carry the solicited-event bit.
+//! Requester decisions (IBA Vol 1 ch. 9 and 10): whether a send WQE may start, how a message
+//! is cut into packets (opcode, PSN, payload of each), which packets request an acknowledge
+//! and which carry the solicited-event bit.
 //!
 //! Segmentation: a SEND or RDMA WRITE of `len` bytes over path MTU `m` is `max(1, ceil(len /
 //! m))` packets of `m` bytes except the last, numbered by consecutive PSNs; one packet is
@@ -220,7 +220,7 @@ impl Segmenter {
 
     /// PSN of the last packet (for an RDMA READ, of the last response packet).
     pub const fn last_psn(&self) -> Psn {
-        self.first_psn.wrapping_add(self.span - 1)
+        self.first_psn.wrapping_add(self.span.saturating_sub(1))
     }
 
     /// PSNs the WQE consumes: the next WQE starts at `first_psn + psn_span`.
@@ -281,8 +281,9 @@ impl Iterator for Segmenter {
 }
 
 /// Sets the BTH AckReq bit on RC packets: on the last packet of every message, and on at
-/// least one packet in every [`MAX_PKT_PER_ACK`] of a long message so the responder
-/// acknowledges progress. UC and UD never request acknowledges.
+/// least one packet in every [`MAX_PKT_PER_ACK`] + 1 of a long message so the responder
+/// acknowledges progress. UC and UD never request acknowledges; QP1 (GSI) packets carry the
+/// bit as rxe sends them (it is ignored by UD responders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct AckReqPolicy {
     unrequested: u32,
@@ -296,7 +297,7 @@ impl AckReqPolicy {
 
     /// Whether the packet about to be sent with `opcode` on a `qp` QP requests an ACK.
     pub fn ack_req(&mut self, qp: QpType, opcode: Opcode) -> bool {
-        if !matches!(qp, QpType::Rc) {
+        if matches!(qp, QpType::Uc | QpType::Ud) {
             return false;
         }
         if opcode.is_end() || self.unrequested >= MAX_PKT_PER_ACK {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Responder decisions (IBA 9.7.5 and 9.9): how an incoming request is classified, checked
+//! Responder decisions (IBA Vol 1 ch. 9): how an incoming request is classified, checked
 //! and answered.
 //!
 //! A request goes through, in order: [`check_psn`] (new, duplicate or out of sequence),
@@ -184,13 +184,9 @@ pub fn error_action(qp: QpType, srq: bool, err: RespError, min_rnr_timer: u8) ->
         | RespError::TooManyRdAtomic
         | RespError::MisalignedAtomic => drop,
         RespError::MissingLast if rc => fatal(NakCode::InvalidRequest, WcStatus::RemInvReqErr),
-        RespError::MissingLast if srq => ErrorAction {
-            complete: Some(WcStatus::RemInvReqErr),
-            ..drop
-        },
         RespError::MissingLast => ErrorAction {
-            reuse_wqe: true,
-            ..drop
+            drop_msg: true,
+            ..abandon_message(srq)
         },
         RespError::Rnr if rc => ErrorAction {
             nak: Some(Syndrome::RnrNak {
@@ -238,6 +234,23 @@ pub fn error_action(qp: QpType, srq: bool, err: RespError, min_rnr_timer: u8) ->
     }
 }
 
+/// UC: how to give up a message in progress (IBA class D1, or E with an SRQ): a receive
+/// WQE taken from the QP's receive queue is rewound for the next message; one taken from an
+/// SRQ cannot go back and is completed with [`WcStatus::RemInvReqErr`].
+pub const fn abandon_message(srq: bool) -> ErrorAction {
+    ErrorAction {
+        nak: None,
+        complete: if srq {
+            Some(WcStatus::RemInvReqErr)
+        } else {
+            None
+        },
+        qp_error: false,
+        drop_msg: false,
+        reuse_wqe: !srq,
+    }
+}
+
 /// True when a message of `prev`'s operation is in progress after a packet `prev`.
 const fn in_message(prev: Option<Opcode>) -> Option<Operation> {
     match prev {
@@ -253,10 +266,11 @@ const fn in_message(prev: Option<Opcode>) -> Option<Operation> {
 pub enum OpSeq {
     /// The packet continues the message in progress, or starts one when none is.
     Valid,
-    /// UC: a First or Only packet arrived while another message was in progress. Abandon the
-    /// old message as for [`RespError::MissingLast`] (through [`error_action`]), then
-    /// process this packet as the start of a new one (UC class D1: the partial message is
-    /// discarded).
+    /// UC: a First or Only packet arrived while another message was in progress. Give up
+    /// the old message ([`abandon_message`]), then process this packet as the start of a
+    /// new one. (rxe drops this packet too, and when it holds no receive WQE for the old
+    /// message, as for an RDMA WRITE without immediate data, it keeps the old opcode and
+    /// rejects every later First/Only packet the same way; rrxe starts over instead.)
     AbandonAndStart,
     /// The packet is out of sequence.
     Invalid(RespError),
@@ -461,8 +475,7 @@ pub enum Reply {
 ///
 /// Only RC acknowledges. Atomics, FLUSH, ATOMIC WRITE and RDMA READ are always answered;
 /// SEND and RDMA WRITE packets only when they request it, so a responder coalesces the
-/// acknowledges of packets that do not (IBA 9.7.5.1.1: an acknowledge covers every earlier
-/// PSN).
+/// acknowledges of packets that do not (an acknowledge covers every earlier PSN).
 pub const fn reply_kind(qp: QpType, opcode: Opcode, ack_req: bool) -> Reply {
     if !matches!(qp, QpType::Rc) {
         return Reply::None;

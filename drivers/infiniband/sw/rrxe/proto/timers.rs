@@ -2,10 +2,10 @@
 
 //! Transport timer encodings.
 //!
-//! - RNR NAK timer (IBA Table 45 "RNR timer field", `enum ib_rnr_timeout`): a five-bit code in
+//! - RNR NAK timer (`enum ib_rnr_timeout`): a five-bit code in
 //!   the RNR NAK syndrome and in the QP's `min_rnr_timer`, giving the time the requester waits
 //!   before retrying. Code 0 is the longest, 655.36 ms.
-//! - Local ACK timeout (IBA 9.7.6.1.3, QP attribute `timeout`): five bits, `4.096 us * 2^n`;
+//! - Local ACK timeout (QP attribute `timeout`): five bits, `4.096 us * 2^n`;
 //!   0 disables the transport timer.
 
 /// Microseconds for each RNR timer code (IBA values).

@@ -58,8 +58,8 @@ impl<'a> Input<'a> {
 }
 
 const IP: [u8; 20] = [
-    0x45, 0x02, 0x00, 0x00, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 10, 0, 0, 1, 10, 0,
-    0, 2,
+    0x45, 0x02, 0x00, 0x00, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 10, 0, 0, 1, 10, 0, 0,
+    2,
 ];
 const UDP: [u8; 8] = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x00, 0x00, 0x00];
 
@@ -77,7 +77,10 @@ fn decode(data: &[u8]) {
     icrc::generate(&TableCrc32, &net, pkt).expect("icrc");
     icrc::verify(&TableCrc32, &net, pkt).expect("verify");
     pkt[0] ^= 0x80;
-    assert_eq!(icrc::verify(&TableCrc32, &net, pkt), Err(ProtoError::BadIcrc));
+    assert_eq!(
+        icrc::verify(&TableCrc32, &net, pkt),
+        Err(ProtoError::BadIcrc)
+    );
 }
 
 fn build(data: &[u8]) {
