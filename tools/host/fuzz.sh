@@ -42,7 +42,7 @@ cargo fuzz run --sanitizer none --target-dir "$work/build" "$target" "$corpus" -
 	-max_total_time="$secs" -timeout=10 -print_final_stats=1 >"$log" 2>&1
 rc=$?
 set -e
-grep -E '^(#[0-9]+ +(INITED|DONE)|Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+== ERROR|thread .* panicked|SUMMARY)' "$log" || true
+grep -aE '^(#[0-9]+[[:space:]]+(INITED|DONE)|Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+== ERROR|thread .* panicked|SUMMARY)' "$log" || true
 runs=$(sed -nE 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 \2/p' "$log" | tail -n 1)
 if [ $rc = 0 ] && [ -n "$runs" ]; then
 	set -- $runs

@@ -66,7 +66,8 @@ impl CompState {
     }
 }
 
-/// The oldest send WQE not completed yet, as the completer sees it.
+/// The oldest send WQE not completed yet, as the completer sees it. Only WQEs the requester
+/// has started sending are judged; with none, responses are dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WqeView {
     /// Its operation.
@@ -118,7 +119,8 @@ pub enum Verdict {
         /// PSN of a sequence error NAK.
         nak_psn: Option<Psn>,
     },
-    /// RNR NAK: wait (after [`rnr_retry`] allows it) and retransmit from the NAKed PSN.
+    /// RNR NAK: wait (after [`rnr_retry`] allows it), then retransmit from
+    /// [`CompState::psn`].
     Rnr {
         /// RNR timer code from the syndrome.
         timer: u8,

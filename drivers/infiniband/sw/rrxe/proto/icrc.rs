@@ -13,8 +13,11 @@
 //! 5. everything after the BTH up to the ICRC: extension headers, payload and pad.
 //!
 //! The CRC starts from all ones and the ICRC is its ones' complement, stored least significant
-//! byte first (the bit and byte order of the Ethernet FCS). Step 1 is folded into the start
-//! value [`SEED`], the CRC of eight `0xff` bytes from all ones, as rxe does.
+//! byte first (the bit and byte order of the Ethernet FCS): [`to_wire`]. rxe stores the
+//! complemented `crc32_le` value as a native `u32` (through a pointer typed `__be32`, without
+//! conversion), which is this order on little-endian hosts; a ConnectX-4 Lx capture in the
+//! tests has the same order. Step 1 is folded into the start value [`SEED`], the CRC of eight
+//! `0xff` bytes from all ones, as rxe does.
 //!
 //! The CRC engine is supplied by the caller through [`Crc32`], so the kernel can use its
 //! `crc32_le` and the host tests a table implementation; the computation is incremental, for

@@ -122,7 +122,9 @@ pub enum RespError {
     MisalignedAtomic,
     /// The receive WQE is malformed (too many SGEs, bad local key).
     MalformedWqe,
-    /// SEND with invalidate named an R_Key that cannot be invalidated.
+    /// SEND with invalidate named an R_Key that cannot be invalidated. RC answers with an
+    /// Invalid Request NAK so the requester's WQE fails too (rxe only completes the receive
+    /// in error and moves its QP to the error state, acknowledging the SEND normally).
     InvalidateRkey,
     /// The completion queue overflowed.
     CqOverflow,
