@@ -7,8 +7,10 @@
 #   gid_index DEV [PORT]         index of the RoCE v2 GID holding an IPv4-mapped address
 #   wait_gid DEV [SECS]          wait (default 10 s) until gid_index finds one
 #   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
-#   peer_retry [-n N] [-d S] CMD...  retry CMD (default 60 times, 1 s apart) until it
-#                                succeeds, e.g. a client whose server is still starting
+#   peer_retry [-n N] [-d S] [-w PID] CMD...  retry CMD (default 60 times, 1 s apart)
+#                                until it succeeds, e.g. a client whose server is still
+#                                starting; -w: stop retrying once process PID (the local
+#                                server) is gone
 #   bg_start LOG CMD...          start CMD in the background, output to LOG; sets BG_PID
 #   bg_wait PID LOG              wait for it, print LOG, return its status
 #   perftest_bw FILE             the "BW average" column of a perftest bandwidth report
@@ -60,13 +62,15 @@ run_to() {
 	return $st
 }
 
-# peer_retry [-n TRIES] [-d DELAY] CMD...: the output of the last attempt goes to stdout.
+# peer_retry [-n TRIES] [-d DELAY] [-w PID] CMD...: the output of the last attempt goes
+# to stdout.
 peer_retry() {
-	local tries=60 delay=1 i=1 st out
+	local tries=60 delay=1 i=1 st out watch=
 	while :; do
 		case $1 in
 		-n) tries=$2; shift 2 ;;
 		-d) delay=$2; shift 2 ;;
+		-w) watch=$2; shift 2 ;;
 		*) break ;;
 		esac
 	done
@@ -74,13 +78,17 @@ peer_retry() {
 	while :; do
 		st=0
 		"$@" >"$out" 2>&1 || st=$?
-		if [ $st = 0 ] || [ $i -ge "$tries" ]; then
+		if [ $st != 0 ] && [ -n "$watch" ] && ! kill -0 "$watch" 2>/dev/null; then
+			echo "peer_retry: process $watch is gone, not retrying" >&2
+			i=$tries
+		fi
+		if [ $st = 0 ] || [ "$i" -ge "$tries" ]; then
 			cat "$out"
 			rm -f "$out"
 			[ $st = 0 ] || echo "peer_retry: giving up after $i attempts: $*" >&2
 			return $st
 		fi
-		if [ $i = 1 ]; then
+		if [ "$i" = 1 ]; then
 			echo "peer_retry: '$*' failed: $({ grep -iE "couldn|fail|error|refused" "$out" ||
 				tail -n 1 "$out"; } | tail -n 1); retrying" >&2
 		fi

@@ -38,7 +38,7 @@ pair() {
 	bg_start "/tmp/$name.server" run_to 120 "${scmd[@]}"
 	spid=$BG_PID
 	sleep 1
-	peer_retry -n 20 run_to 120 "${ccmd[@]}" >"/tmp/$name.client" 2>&1 || cst=$?
+	peer_retry -n 20 -w "$spid" run_to 120 "${ccmd[@]}" >"/tmp/$name.client" 2>&1 || cst=$?
 	bg_wait "$spid" "/tmp/$name.server" || sst=$?
 	echo "  client:"
 	sed 's/^/    | /' "/tmp/$name.client"
