@@ -142,3 +142,13 @@ struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_n
 {
 	return netdev_notifier_info_to_dev(info);
 }
+
+void rrxe_helper_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+
+void rrxe_helper_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}

@@ -7,6 +7,7 @@
 #ifndef RRXE_HELPERS_H
 #define RRXE_HELPERS_H
 
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 struct net_device;
@@ -44,6 +45,10 @@ void *rrxe_helper_net_generic(const struct net *net, unsigned int id);
 int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
 				struct socket **sockp);
 void rrxe_helper_kfree_skb(struct sk_buff *skb);
+
+/* Locks. */
+void rrxe_helper_spin_lock_bh(spinlock_t *lock);
+void rrxe_helper_spin_unlock_bh(spinlock_t *lock);
 
 /* CPUs. */
 unsigned int rrxe_helper_num_possible_cpus(void);

@@ -8,3 +8,4 @@
 pub mod layout;
 pub mod net;
 pub mod rdma;
+pub mod sync;

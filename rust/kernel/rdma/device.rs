@@ -10,7 +10,10 @@
 //! the core's `dealloc_driver` callback.
 
 use super::stats::HwStats;
-use crate::{bindings, ext::net::device::NetDevice};
+use crate::{
+    bindings,
+    ext::{net::device::NetDevice, sync::SpinLockBh},
+};
 use core::{
     marker::PhantomData,
     mem::size_of,
@@ -18,10 +21,10 @@ use core::{
 };
 use kernel::{
     error::from_result,
-    ffi, new_mutex,
+    ffi,
     prelude::*,
     str::CStr,
-    sync::{Arc, Mutex},
+    sync::Arc,
     types::{ARef, Opaque},
     ThisModule,
 };
@@ -93,10 +96,12 @@ pub struct DeviceParams<'a> {
 
 /// The addresses of a module's registered devices, so that module unload can unregister
 /// exactly its own devices (never by driver id, which other drivers share).
+///
+/// Its lock disables bottom halves, so lookups work from the receive path (softirq).
 #[pin_data]
 pub struct Registry<T: DeviceOps> {
     #[pin]
-    devices: Mutex<KVec<usize>>,
+    devices: SpinLockBh<KVec<usize>>,
     _t: PhantomData<T>,
 }
 
@@ -105,7 +110,7 @@ impl<T: DeviceOps> Registry<T> {
     pub fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                devices <- new_mutex!(KVec::new(), "rrxe:registry"),
+                devices <- crate::new_spinlock_bh!(KVec::new(), "rrxe:registry"),
                 _t: PhantomData,
             }),
             GFP_KERNEL,
@@ -126,7 +131,8 @@ impl<T: DeviceOps> Registry<T> {
     }
 
     fn add(&self, dev: *mut bindings::ib_device) -> Result {
-        self.devices.lock().push(dev as usize, GFP_KERNEL)?;
+        // Under a spinlock: atomic allocation, of one word.
+        self.devices.lock().push(dev as usize, GFP_ATOMIC)?;
         Ok(())
     }
 
