@@ -4,6 +4,7 @@
  */
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/vmalloc.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>

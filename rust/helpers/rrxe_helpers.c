@@ -8,11 +8,14 @@
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/stddef.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "rrxe_helpers.h"
 
@@ -151,4 +154,24 @@ void rrxe_helper_spin_lock_bh(spinlock_t *lock)
 void rrxe_helper_spin_unlock_bh(spinlock_t *lock)
 {
 	spin_unlock_bh(lock);
+}
+
+struct ib_udata *rrxe_helper_attrs_to_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata)
+{
+	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
+}
+
+void *rrxe_helper_vmalloc_user(unsigned long size)
+{
+	return vmalloc_user(size);
+}
+
+unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n)
+{
+	return copy_to_user(to, from, n);
 }

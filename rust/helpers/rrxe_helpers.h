@@ -46,6 +46,10 @@ int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
 				struct socket **sockp);
 void rrxe_helper_kfree_skb(struct sk_buff *skb);
 
+/* Memory. */
+void *rrxe_helper_vmalloc_user(unsigned long size);
+unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n);
+
 /* Locks. */
 void rrxe_helper_spin_lock_bh(spinlock_t *lock);
 void rrxe_helper_spin_unlock_bh(spinlock_t *lock);
@@ -59,5 +63,9 @@ struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_n
 
 /* RDMA core. */
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev);
+struct uverbs_attr_bundle;
+struct ib_ucontext;
+struct ib_udata *rrxe_helper_attrs_to_udata(struct uverbs_attr_bundle *attrs);
+struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata);
 
 #endif /* RRXE_HELPERS_H */

@@ -9,7 +9,7 @@
 //! module's [`Registry`] is told to unregister everything; the driver data is dropped in
 //! the core's `dealloc_driver` callback.
 
-use super::stats::HwStats;
+use super::{mmap::MmapEntry, stats::HwStats, udata::Udata};
 use crate::{
     bindings,
     ext::{net::device::NetDevice, sync::SpinLockBh},
@@ -20,7 +20,7 @@ use core::{
     ptr::{addr_of_mut, NonNull},
 };
 use kernel::{
-    error::from_result,
+    error::{from_result, VTABLE_DEFAULT_ERROR},
     ffi,
     prelude::*,
     str::CStr,
@@ -29,6 +29,8 @@ use kernel::{
     ThisModule,
 };
 
+/// Attributes of a new CQ (`struct ib_cq_init_attr`).
+pub type CqInitAttr = bindings::ib_cq_init_attr;
 /// Device attributes reported by `query_device` (`struct ib_device_attr`).
 pub type DeviceAttr = bindings::ib_device_attr;
 /// Port attributes reported by `query_port` (`struct ib_port_attr`).
@@ -73,14 +75,45 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// Creates the data of a new user context. `udata_len` is as in `query_device`.
     fn alloc_ucontext(dev: &Device<Self>, udata_len: (usize, usize)) -> Result<Self::Ucontext>;
 
+    /// Protection domain data.
+    type Pd: Send + Sync;
+
+    /// Creates a protection domain.
+    fn alloc_pd(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result<Self::Pd> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Completion queue data.
+    type Cq: Send + Sync;
+
+    /// Creates a completion queue for `attr`; returns it and its capacity in entries.
+    fn create_cq(
+        _dev: &Device<Self>,
+        _attr: &CqInitAttr,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Cq, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Resizes a completion queue to hold at least `cqe` entries; returns its capacity.
+    fn resize_cq(_cq: &Self::Cq, _cqe: u32, _udata: &mut Udata<'_>) -> Result<u32> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Arms completion notification (`IB_CQ_*` flags); returns whether completions are
+    /// already waiting when `IB_CQ_REPORT_MISSED_EVENTS` is set.
+    fn req_notify_cq(_cq: &Self::Cq, _flags: u32) -> Result<bool> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// The names of the port's hardware counters.
     fn hw_stats() -> &'static HwStats {
-        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// Reads the port's hardware counters into `values` (one per name of `hw_stats`).
     fn get_hw_stats(_dev: &Device<Self>, _port: u32, _values: &mut [u64]) -> Result {
-        kernel::build_error(kernel::error::VTABLE_DEFAULT_ERROR)
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 
@@ -191,6 +224,46 @@ pub struct Device<T: DeviceOps> {
 struct Ucontext<T: DeviceOps> {
     ib: Opaque<bindings::ib_ucontext>,
     data: T::Ucontext,
+}
+
+/// A verbs object the core allocates with the driver's size (`size_ib_*`): the C object
+/// first, then the driver data.
+#[repr(C)]
+struct CoreObj<C, D> {
+    ib: Opaque<C>,
+    data: D,
+}
+
+impl<C, D> CoreObj<C, D> {
+    /// Writes the data of a new object.
+    ///
+    /// # Safety
+    ///
+    /// `ib` must be an object of `size_of::<Self>()` bytes whose data is uninitialised.
+    unsafe fn init(ib: *mut C, data: D) {
+        // SAFETY: The caller's promise.
+        unsafe { addr_of_mut!((*ib.cast::<Self>()).data).write(data) };
+    }
+
+    /// The data of an object.
+    ///
+    /// # Safety
+    ///
+    /// `ib` must be initialised by `init` and not yet dropped, for the lifetime `'a`.
+    unsafe fn data<'a>(ib: *mut C) -> &'a D {
+        // SAFETY: The caller's promise.
+        unsafe { &(*ib.cast::<Self>()).data }
+    }
+
+    /// Drops the data of an object about to be freed.
+    ///
+    /// # Safety
+    ///
+    /// As for `data`; no use of the data may follow.
+    unsafe fn drop_data(ib: *mut C) {
+        // SAFETY: The caller's promise.
+        unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<Self>()).data)) };
+    }
 }
 
 impl<T: DeviceOps> Device<T> {
@@ -311,8 +384,42 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            mmap: Some(Self::mmap_cb),
+            mmap_free: Some(Self::mmap_free_cb),
+            alloc_pd: if T::HAS_ALLOC_PD {
+                Some(Self::alloc_pd_cb)
+            } else {
+                None
+            },
+            dealloc_pd: if T::HAS_ALLOC_PD {
+                Some(Self::dealloc_pd_cb)
+            } else {
+                None
+            },
+            create_cq: if T::HAS_CREATE_CQ {
+                Some(Self::create_cq_cb)
+            } else {
+                None
+            },
+            destroy_cq: if T::HAS_CREATE_CQ {
+                Some(Self::destroy_cq_cb)
+            } else {
+                None
+            },
+            resize_cq: if T::HAS_RESIZE_CQ {
+                Some(Self::resize_cq_cb)
+            } else {
+                None
+            },
+            req_notify_cq: if T::HAS_REQ_NOTIFY_CQ {
+                Some(Self::req_notify_cq_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
+            size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
+            size_ib_cq: size_of::<CoreObj<bindings::ib_cq, T::Cq>>(),
             ..Default::default()
         }
     }
@@ -339,6 +446,12 @@ impl<T: DeviceOps> Device<T> {
     pub fn name(&self) -> &CStr {
         // SAFETY: `name` is a NUL-terminated array of the valid device.
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The number of completion vectors.
+    pub fn num_comp_vectors(&self) -> u32 {
+        // SAFETY: The device is valid; the field is fixed at registration.
+        unsafe { (*self.as_raw()).num_comp_vectors as u32 }
     }
 
     /// The net device of port 1, if it still has one.
@@ -552,6 +665,151 @@ impl<T: DeviceOps> Device<T> {
             };
             T::get_hw_stats(dev, port, values)?;
             Ok(values.len() as ffi::c_int)
+        })
+    }
+
+    /// C entry point `mmap_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn mmap_cb(
+        uctx: *mut bindings::ib_ucontext,
+        vma: *mut bindings::vm_area_struct,
+    ) -> ffi::c_int {
+        // SAFETY: The core's arguments; every entry of our contexts comes from `MmapEntry`.
+        unsafe { MmapEntry::mmap(uctx, vma) }
+    }
+
+    /// C entry point `mmap_free_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn mmap_free_cb(entry: *mut bindings::rdma_user_mmap_entry) {
+        // SAFETY: The core frees an unreferenced entry, which `MmapEntry` inserted.
+        unsafe { MmapEntry::free(entry) }
+    }
+
+    /// C entry point `alloc_pd_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn alloc_pd_cb(
+        pd: *mut bindings::ib_pd,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_pd` bytes with `device` set to our device;
+            // `udata` is null or the request's.
+            let (dev, mut udata) =
+                unsafe { (Self::from_raw((*pd).device), Udata::from_raw(udata)) };
+            let data = T::alloc_pd(dev, &mut udata)?;
+            // SAFETY: The data is uninitialised memory of the core's allocation.
+            unsafe { CoreObj::init(pd, data) };
+            Ok(0)
+        })
+    }
+
+    /// C entry point `dealloc_pd_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn dealloc_pd_cb(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: `alloc_pd_cb` initialised the data; the core frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_pd, T::Pd>::drop_data(pd) };
+        0
+    }
+
+    /// C entry point `create_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn create_cq_cb(
+        cq: *mut bindings::ib_cq,
+        attr: *const bindings::ib_cq_init_attr,
+        attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_cq` bytes with `device` set; `attr` is
+            // valid; `attrs` is null for kernel callers or the request's bundle.
+            let (dev, attr, mut udata) = unsafe {
+                (
+                    Self::from_raw((*cq).device),
+                    &*attr,
+                    Udata::from_raw(bindings::attrs_to_udata(attrs)),
+                )
+            };
+            let (data, cqe) = T::create_cq(dev, attr, &mut udata)?;
+            // SAFETY: As in `alloc_pd_cb`; `cqe` is the core's field for the capacity.
+            unsafe {
+                CoreObj::init(cq, data);
+                (*cq).cqe = cqe as ffi::c_int;
+            }
+            Ok(0)
+        })
+    }
+
+    /// C entry point `destroy_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn destroy_cq_cb(
+        cq: *mut bindings::ib_cq,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: `create_cq_cb` initialised the data; the core refuses to destroy a CQ still
+        // in use and frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_cq, T::Cq>::drop_data(cq) };
+        0
+    }
+
+    /// C entry point `resize_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn resize_cq_cb(
+        cq: *mut bindings::ib_cq,
+        cqe: ffi::c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            let cqe = u32::try_from(cqe).map_err(|_| EINVAL)?;
+            // SAFETY: A CQ of ours, initialised; `udata` is null or the request's.
+            let (data, mut udata) = unsafe {
+                (
+                    CoreObj::<bindings::ib_cq, T::Cq>::data(cq),
+                    Udata::from_raw(udata),
+                )
+            };
+            let cqe = T::resize_cq(data, cqe, &mut udata)?;
+            // SAFETY: The core serialises verbs on one CQ object; the field is the capacity.
+            unsafe { (*cq).cqe = cqe as ffi::c_int };
+            Ok(0)
+        })
+    }
+
+    /// C entry point `req_notify_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn req_notify_cq_cb(
+        cq: *mut bindings::ib_cq,
+        flags: bindings::ib_cq_notify_flags,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A CQ of ours, initialised.
+            let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+            Ok(T::req_notify_cq(data, flags)? as ffi::c_int)
         })
     }
 

@@ -4,4 +4,7 @@
 
 pub mod device;
 pub mod link;
+pub mod mmap;
+pub mod shared;
 pub mod stats;
+pub mod udata;

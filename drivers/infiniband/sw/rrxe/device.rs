@@ -5,15 +5,20 @@
 use crate::{
     bindings as b,
     counters::{Counter, Counters},
+    cq::Cq,
     ext::{
         net::device::NetDevice,
         rdma::{
-            device::{Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable},
+            device::{
+                CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable,
+            },
             stats::HwStats,
+            udata::Udata,
         },
     },
     net::NetAttachment,
     params,
+    pd::Pd,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
@@ -75,6 +80,8 @@ impl DeviceOps for RrxeDev {
     const UVERBS_ABI_VER: u32 = UVERBS_ABI_VERSION;
 
     type Ucontext = UserContext;
+    type Pd = Pd;
+    type Cq = Cq;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -138,6 +145,26 @@ impl DeviceOps for RrxeDev {
     fn alloc_ucontext(_dev: &Device<Self>, _udata: (usize, usize)) -> Result<UserContext> {
         // librxe sends and expects no driver data; like rxe, ignore any.
         Ok(UserContext)
+    }
+
+    fn alloc_pd(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result<Pd> {
+        Ok(Pd)
+    }
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: &mut Udata<'_>,
+    ) -> Result<(Cq, u32)> {
+        Cq::new(dev, attr, udata)
+    }
+
+    fn resize_cq(cq: &Cq, cqe: u32, udata: &mut Udata<'_>) -> Result<u32> {
+        cq.resize(cqe, udata)
+    }
+
+    fn req_notify_cq(cq: &Cq, flags: u32) -> Result<bool> {
+        cq.req_notify(flags)
     }
 
     fn hw_stats() -> &'static HwStats {

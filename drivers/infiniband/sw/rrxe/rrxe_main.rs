@@ -21,10 +21,13 @@ mod bindings;
 mod ext;
 
 mod counters;
+mod cq;
 mod device;
 mod link;
 mod net;
 mod params;
+mod pd;
+mod queue;
 
 use ext::{
     net::notifier,

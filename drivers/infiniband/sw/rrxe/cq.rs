@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Completion queues: a queue of completions shared with the consumer (mapped into the
+//! user context for userspace consumers), and the notification state.
+
+use crate::ext::error::eopnotsupp;
+use crate::{
+    bindings as b,
+    device::RrxeDev,
+    ext::{
+        rdma::{
+            device::{CqInitAttr, Device},
+            mmap::MmapEntry,
+            udata::Udata,
+        },
+        sync::SpinLockBh,
+    },
+    new_spinlock_bh,
+    queue::ToClient,
+};
+use core::mem::size_of;
+use kernel::prelude::*;
+
+/// Most entries of a CQ (as rxe: 2^15 - 1).
+pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
+
+/// Completion element: the user ABI's `ib_uverbs_wc`, or the kernel's `ib_wc` for kernel
+/// consumers; one size serves both.
+const ELEM_SIZE: usize = if size_of::<b::ib_wc>() > size_of::<b::ib_uverbs_wc>() {
+    size_of::<b::ib_wc>()
+} else {
+    size_of::<b::ib_uverbs_wc>()
+};
+
+/// What the CQ lock protects.
+struct Inner {
+    queue: ToClient,
+    /// The user context's mapping of `queue`, for userspace CQs.
+    mmap: Option<MmapEntry>,
+    /// Armed notification: 0, or `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP`.
+    notify: u32,
+}
+
+/// A completion queue.
+pub(crate) struct Cq {
+    /// Shared with the completion path, which runs in softirq context.
+    inner: Pin<KBox<SpinLockBh<Inner>>>,
+}
+
+/// For a userspace CQ, makes `queue` mappable and says where: the `mminfo` of the create
+/// and resize responses.
+fn map(queue: &ToClient, udata: &Udata<'_>) -> Result<(Option<MmapEntry>, b::mminfo)> {
+    let mut mi = b::mminfo::default();
+    if !udata.is_user() {
+        return Ok((None, mi));
+    }
+    let entry = MmapEntry::insert(udata, queue.mem().clone())?;
+    mi.offset = entry.offset();
+    mi.size = u32::try_from(queue.mem().size()).map_err(|_| EINVAL)?;
+    Ok((Some(entry), mi))
+}
+
+impl Cq {
+    /// Creates a CQ for `attr`; returns it and its capacity.
+    pub(crate) fn new(
+        dev: &Device<RrxeDev>,
+        attr: &CqInitAttr,
+        udata: &mut Udata<'_>,
+    ) -> Result<(Self, u32)> {
+        if attr.flags != 0 {
+            return Err(eopnotsupp());
+        }
+        if attr.cqe == 0 || attr.cqe > MAX_CQE {
+            return Err(EINVAL);
+        }
+        if attr.comp_vector >= dev.num_comp_vectors() {
+            return Err(EINVAL);
+        }
+        let queue = ToClient::new(attr.cqe, ELEM_SIZE)?;
+        let (mmap, mi) = map(&queue, udata)?;
+        udata.write_response(&b::rxe_create_cq_resp { mi })?;
+        let cqe = queue.capacity();
+        let inner = KBox::pin_init(
+            new_spinlock_bh!(
+                Inner {
+                    queue,
+                    mmap,
+                    notify: 0,
+                },
+                "rrxe:cq"
+            ),
+            GFP_KERNEL,
+        )?;
+        Ok((Cq { inner }, cqe))
+    }
+
+    /// Resizes to at least `cqe` entries, keeping queued completions; fails with `EINVAL`
+    /// if they do not fit.
+    pub(crate) fn resize(&self, cqe: u32, udata: &mut Udata<'_>) -> Result<u32> {
+        if cqe == 0 || cqe > MAX_CQE {
+            return Err(EINVAL);
+        }
+        // Allocate and map the new queue outside the lock (allocation sleeps), so that a
+        // failure leaves the CQ as it was. Userspace does not poll this CQ while it resizes
+        // it (librxe holds its CQ lock); the completion path is excluded by the lock.
+        let mut queue = ToClient::new(cqe, ELEM_SIZE)?;
+        let (mmap, mi) = map(&queue, udata)?;
+        let capacity = queue.capacity();
+        let old = {
+            let mut inner = self.inner.lock();
+            queue.take_from(&inner.queue)?;
+            (
+                core::mem::replace(&mut inner.queue, queue),
+                core::mem::replace(&mut inner.mmap, mmap),
+            )
+        };
+        // Freed outside the lock: removing the old mapping and freeing memory may sleep.
+        drop(old);
+        udata.write_response(&b::rxe_resize_cq_resp { mi })?;
+        Ok(capacity)
+    }
+
+    /// Arms notification; with `IB_CQ_REPORT_MISSED_EVENTS`, returns whether completions
+    /// are already queued.
+    pub(crate) fn req_notify(&self, flags: u32) -> Result<bool> {
+        let mut inner = self.inner.lock();
+        let kind = flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK;
+        // A solicited-only request does not weaken an armed next-completion one.
+        if inner.notify != b::ib_cq_notify_flags_IB_CQ_NEXT_COMP {
+            inner.notify = kind;
+        }
+        Ok(
+            flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0
+                && inner.queue.count() > 0,
+        )
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queues shared with userspace in the rxe ABI layout (`struct rxe_queue_buf`): a header
+//! with the element size, the index mask and the producer and consumer indices, each in
+//! its own cache line area, then a power-of-two number of power-of-two-sized elements.
+//! One slot stays empty, so a queue of `n` slots holds `n - 1` elements.
+//!
+//! Indices are kept masked. The side the kernel owns (the producer of a CQ, the consumer
+//! of a work queue) lives in a private copy; the other side is read from the shared page,
+//! where userspace can write anything, and is masked before use.
+
+use crate::{bindings as b, ext::rdma::shared::SharedMem};
+use core::mem::{offset_of, size_of};
+use kernel::{prelude::*, sync::Arc};
+
+const LOG2_ELEM_SIZE: usize = offset_of!(b::rxe_queue_buf, log2_elem_size);
+const INDEX_MASK: usize = offset_of!(b::rxe_queue_buf, index_mask);
+const PRODUCER: usize = offset_of!(b::rxe_queue_buf, producer_index);
+const CONSUMER: usize = offset_of!(b::rxe_queue_buf, consumer_index);
+const DATA: usize = size_of::<b::rxe_queue_buf>();
+
+/// Most slots of a queue (2^20, the device's largest queue plus one).
+const MAX_SLOTS: u32 = 1 << 21;
+/// Largest element.
+pub(crate) const MAX_ELEM_SIZE: usize = 256;
+
+/// A queue the kernel produces into and the client consumes (a CQ).
+pub(crate) struct ToClient {
+    mem: Arc<SharedMem>,
+    log2_elem: u32,
+    mask: u32,
+    /// The producer index (private copy).
+    prod: u32,
+}
+
+impl ToClient {
+    /// A queue with room for at least `entries` elements of `elem_size` bytes.
+    pub(crate) fn new(entries: u32, elem_size: usize) -> Result<Self> {
+        let slots = entries
+            .checked_add(1)
+            .and_then(u32::checked_next_power_of_two)
+            .filter(|s| *s <= MAX_SLOTS)
+            .ok_or(EINVAL)?;
+        let elem_size = elem_size
+            .checked_next_power_of_two()
+            .filter(|e| *e <= MAX_ELEM_SIZE)
+            .ok_or(EINVAL)?;
+        let log2_elem = elem_size.trailing_zeros();
+        let size = (slots as usize)
+            .checked_mul(elem_size)
+            .and_then(|d| d.checked_add(DATA))
+            .ok_or(EINVAL)?;
+        let mem = SharedMem::new(size)?;
+        mem.write(LOG2_ELEM_SIZE, &log2_elem.to_ne_bytes())?;
+        mem.write(INDEX_MASK, &(slots - 1).to_ne_bytes())?;
+        Ok(Self {
+            mem,
+            log2_elem,
+            mask: slots - 1,
+            prod: 0,
+        })
+    }
+
+    /// How many elements fit.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.mask
+    }
+
+    /// The shared memory, for mapping it into the user context.
+    pub(crate) fn mem(&self) -> &Arc<SharedMem> {
+        &self.mem
+    }
+
+    fn consumer(&self) -> u32 {
+        self.mem.load_acquire(CONSUMER) & self.mask
+    }
+
+    /// Elements produced and not yet consumed.
+    pub(crate) fn count(&self) -> u32 {
+        self.prod.wrapping_sub(self.consumer()) & self.mask
+    }
+
+    /// The element at `index` (masked), as a byte offset.
+    fn elem_offset(&self, index: u32) -> usize {
+        DATA + (((index & self.mask) as usize) << self.log2_elem)
+    }
+
+    /// Moves the unconsumed elements of `old`, oldest first, into this new, empty queue
+    /// of the same element size. Fails with `EINVAL` if they do not fit. Does not allocate,
+    /// so it may run under a spinlock.
+    pub(crate) fn take_from(&mut self, old: &ToClient) -> Result {
+        let count = old.count();
+        if count > self.capacity() || self.log2_elem != old.log2_elem || self.prod != 0 {
+            return Err(EINVAL);
+        }
+        let mut buf = [0u8; MAX_ELEM_SIZE];
+        let elem = buf.get_mut(..1 << self.log2_elem).ok_or(EINVAL)?;
+        let cons = old.consumer();
+        for i in 0..count {
+            old.mem.read(old.elem_offset(cons.wrapping_add(i)), elem)?;
+            self.mem.write(self.elem_offset(i), elem)?;
+        }
+        self.prod = count;
+        self.mem.store_release(PRODUCER, count);
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Driver data of verbs requests (`struct ib_udata`): the provider-specific command and
+//! response of a request from userspace. Kernel callers have none.
+
+use crate::bindings;
+use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
+use kernel::prelude::*;
+
+/// A uapi structure that may be copied to userspace as bytes.
+///
+/// # Safety
+///
+/// Every bit pattern must be valid, and the type must have no implicit padding (so no
+/// uninitialised byte reaches userspace).
+pub unsafe trait UapiPod: Default {}
+
+// SAFETY: Two `__u64`-aligned fields of 8 + 4 + 4 bytes, no implicit padding.
+unsafe impl UapiPod for bindings::mminfo {}
+// SAFETY: One `mminfo`.
+unsafe impl UapiPod for bindings::rxe_create_cq_resp {}
+// SAFETY: One `mminfo`.
+unsafe impl UapiPod for bindings::rxe_resize_cq_resp {}
+
+/// The driver data of one verbs request.
+pub struct Udata<'a> {
+    raw: Option<NonNull<bindings::ib_udata>>,
+    _p: PhantomData<&'a mut bindings::ib_udata>,
+}
+
+impl Udata<'_> {
+    /// Wraps the request's `udata` (null for kernel callers).
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be null or valid for the lifetime of the wrapper, and belong to a request
+    /// of a user context (uverbs embeds it in the request's attribute bundle).
+    pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_udata) -> Self {
+        Self {
+            raw: NonNull::new(raw),
+            _p: PhantomData,
+        }
+    }
+
+    /// Whether the request comes from userspace.
+    pub fn is_user(&self) -> bool {
+        self.raw.is_some()
+    }
+
+    /// Copies the response `resp` to userspace. Fails with `EINVAL` if the user's response
+    /// buffer is shorter than `T`, `EFAULT` if it is not writable. No-op for kernel callers.
+    pub fn write_response<T: UapiPod>(&mut self, resp: &T) -> Result {
+        let Some(raw) = self.raw else {
+            return Ok(());
+        };
+        // SAFETY: `raw` is valid (type invariant).
+        let udata = unsafe { raw.as_ref() };
+        if udata.outlen < size_of::<T>() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `resp` is `size_of::<T>()` readable bytes, all initialised (`UapiPod`);
+        // `copy_to_user` checks the user address.
+        let left = unsafe {
+            bindings::copy_to_user(udata.outbuf, (resp as *const T).cast(), size_of::<T>())
+        };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        Ok(())
+    }
+
+    /// The user context of the request, for the abstractions.
+    pub(crate) fn ucontext_raw(&self) -> Option<NonNull<bindings::ib_ucontext>> {
+        let raw = self.raw?;
+        // SAFETY: `raw` is embedded in a uverbs attribute bundle (type invariant).
+        NonNull::new(unsafe { bindings::udata_to_ucontext(raw.as_ptr()) })
+    }
+}
