@@ -10,6 +10,7 @@
 #include <linux/stddef.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/xarray.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -174,4 +175,31 @@ void *rrxe_helper_vmalloc_user(unsigned long size)
 unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n)
 {
 	return copy_to_user(to, from, n);
+}
+
+void rrxe_helper_xa_init_alloc_bh(struct xarray *xa)
+{
+	xa_init_flags(xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+}
+
+int rrxe_helper_xa_alloc_cyclic_bh(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
+				   u32 *next)
+{
+	return xa_alloc_cyclic_bh(xa, id, entry, XA_LIMIT(min, max), next, GFP_KERNEL);
+}
+
+void *rrxe_helper_xa_find_present(struct xarray *xa, unsigned long *index)
+{
+	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
+}
+
+void *rrxe_helper_xa_erase_bh(struct xarray *xa, unsigned long index)
+{
+	return xa_erase_bh(xa, index);
+}
+
+void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, void *entry)
+{
+	/* The index is reserved: the store replaces the reservation without allocating. */
+	WARN_ON(xa_is_err(xa_store_bh(xa, index, entry, GFP_KERNEL)));
 }

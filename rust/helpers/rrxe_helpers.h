@@ -50,6 +50,15 @@ void rrxe_helper_kfree_skb(struct sk_buff *skb);
 void *rrxe_helper_vmalloc_user(unsigned long size);
 unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n);
 
+/* XArrays of object ids. */
+struct xarray;
+void rrxe_helper_xa_init_alloc_bh(struct xarray *xa);
+int rrxe_helper_xa_alloc_cyclic_bh(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
+				   u32 *next);
+void *rrxe_helper_xa_find_present(struct xarray *xa, unsigned long *index);
+void *rrxe_helper_xa_erase_bh(struct xarray *xa, unsigned long index);
+void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, void *entry);
+
 /* Locks. */
 void rrxe_helper_spin_lock_bh(spinlock_t *lock);
 void rrxe_helper_spin_unlock_bh(spinlock_t *lock);

@@ -10,3 +10,4 @@ pub mod layout;
 pub mod net;
 pub mod rdma;
 pub mod sync;
+pub mod xarray;

@@ -9,7 +9,12 @@
 //! module's [`Registry`] is told to unregister everything; the driver data is dropped in
 //! the core's `dealloc_driver` callback.
 
-use super::{mmap::MmapEntry, stats::HwStats, udata::Udata};
+use super::{
+    mmap::MmapEntry,
+    qp::{QpAttr, QpInit},
+    stats::HwStats,
+    udata::Udata,
+};
 use crate::{
     bindings,
     ext::{net::device::NetDevice, sync::SpinLockBh},
@@ -103,6 +108,32 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// Arms completion notification (`IB_CQ_*` flags); returns whether completions are
     /// already waiting when `IB_CQ_REPORT_MISSED_EVENTS` is set.
     fn req_notify_cq(_cq: &Self::Cq, _flags: u32) -> Result<bool> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Queue pair data.
+    type Qp: Send + Sync;
+
+    /// Creates a queue pair; returns it and its QP number.
+    fn create_qp(
+        _dev: &Device<Self>,
+        _init: &mut QpInit<'_, Self>,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Qp, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Modifies the attributes selected by `mask` (`IB_QP_*`), possibly the state.
+    fn modify_qp(_qp: &Self::Qp, _attr: &QpAttr, _mask: u32, _udata: &mut Udata<'_>) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Reports the QP's attributes and creation attributes.
+    fn query_qp(
+        _qp: &Self::Qp,
+        _attr: &mut QpAttr,
+        _init: &mut bindings::ib_qp_init_attr,
+    ) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -229,7 +260,7 @@ struct Ucontext<T: DeviceOps> {
 /// A verbs object the core allocates with the driver's size (`size_ib_*`): the C object
 /// first, then the driver data.
 #[repr(C)]
-struct CoreObj<C, D> {
+pub(crate) struct CoreObj<C, D> {
     ib: Opaque<C>,
     data: D,
 }
@@ -240,7 +271,7 @@ impl<C, D> CoreObj<C, D> {
     /// # Safety
     ///
     /// `ib` must be an object of `size_of::<Self>()` bytes whose data is uninitialised.
-    unsafe fn init(ib: *mut C, data: D) {
+    pub(crate) unsafe fn init(ib: *mut C, data: D) {
         // SAFETY: The caller's promise.
         unsafe { addr_of_mut!((*ib.cast::<Self>()).data).write(data) };
     }
@@ -250,7 +281,7 @@ impl<C, D> CoreObj<C, D> {
     /// # Safety
     ///
     /// `ib` must be initialised by `init` and not yet dropped, for the lifetime `'a`.
-    unsafe fn data<'a>(ib: *mut C) -> &'a D {
+    pub(crate) unsafe fn data<'a>(ib: *mut C) -> &'a D {
         // SAFETY: The caller's promise.
         unsafe { &(*ib.cast::<Self>()).data }
     }
@@ -260,7 +291,7 @@ impl<C, D> CoreObj<C, D> {
     /// # Safety
     ///
     /// As for `data`; no use of the data may follow.
-    unsafe fn drop_data(ib: *mut C) {
+    pub(crate) unsafe fn drop_data(ib: *mut C) {
         // SAFETY: The caller's promise.
         unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<Self>()).data)) };
     }
@@ -416,10 +447,31 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            create_qp: if T::HAS_CREATE_QP {
+                Some(Self::create_qp_cb)
+            } else {
+                None
+            },
+            destroy_qp: if T::HAS_CREATE_QP {
+                Some(Self::destroy_qp_cb)
+            } else {
+                None
+            },
+            modify_qp: if T::HAS_MODIFY_QP {
+                Some(Self::modify_qp_cb)
+            } else {
+                None
+            },
+            query_qp: if T::HAS_QUERY_QP {
+                Some(Self::query_qp_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
             size_ib_cq: size_of::<CoreObj<bindings::ib_cq, T::Cq>>(),
+            size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
             ..Default::default()
         }
     }
@@ -810,6 +862,100 @@ impl<T: DeviceOps> Device<T> {
             // SAFETY: A CQ of ours, initialised.
             let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
             Ok(T::req_notify_cq(data, flags)? as ffi::c_int)
+        })
+    }
+
+    /// C entry point `create_qp_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn create_qp_cb(
+        qp: *mut bindings::ib_qp,
+        init: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_qp` bytes with `device` set; `init` is valid
+            // and its CQs are this device's; `udata` is null or the request's.
+            let (dev, mut init, mut udata) = unsafe {
+                (
+                    Self::from_raw((*qp).device),
+                    QpInit::from_raw(&mut *init),
+                    Udata::from_raw(udata),
+                )
+            };
+            let (data, qpn) = T::create_qp(dev, &mut init, &mut udata)?;
+            // SAFETY: As in `alloc_pd_cb`; `qp_num` is the core's field for the number.
+            unsafe {
+                CoreObj::init(qp, data);
+                (*qp).qp_num = qpn;
+            }
+            Ok(0)
+        })
+    }
+
+    /// C entry point `destroy_qp_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn destroy_qp_cb(
+        qp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: `create_qp_cb` initialised the data; the core frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_qp, T::Qp>::drop_data(qp) };
+        0
+    }
+
+    /// C entry point `modify_qp_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn modify_qp_cb(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: ffi::c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A QP of ours, initialised; `attr` valid; `udata` null or the request's.
+            let (data, attr, mut udata) = unsafe {
+                (
+                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &*attr,
+                    Udata::from_raw(udata),
+                )
+            };
+            T::modify_qp(data, attr, mask as u32, &mut udata)?;
+            Ok(0)
+        })
+    }
+
+    /// C entry point `query_qp_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn query_qp_cb(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: ffi::c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A QP of ours, initialised; both out-structures are valid.
+            let (data, attr, init) = unsafe {
+                (
+                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &mut *attr,
+                    &mut *init,
+                )
+            };
+            T::query_qp(data, attr, init)?;
+            Ok(0)
         })
     }
 

@@ -13,7 +13,14 @@ use kernel::prelude::*;
 ///
 /// Every bit pattern must be valid, and the type must have no implicit padding (so no
 /// uninitialised byte reaches userspace).
-pub unsafe trait UapiPod: Default {}
+pub unsafe trait UapiPod: Default + Sized {
+    /// The bytes of the value.
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `Self` has no uninitialised bytes (trait contract) and the slice covers
+        // exactly the value, borrowed for its lifetime.
+        unsafe { core::slice::from_raw_parts((self as *const Self).cast(), size_of::<Self>()) }
+    }
+}
 
 // SAFETY: Two `__u64`-aligned fields of 8 + 4 + 4 bytes, no implicit padding.
 unsafe impl UapiPod for bindings::mminfo {}
@@ -21,6 +28,10 @@ unsafe impl UapiPod for bindings::mminfo {}
 unsafe impl UapiPod for bindings::rxe_create_cq_resp {}
 // SAFETY: One `mminfo`.
 unsafe impl UapiPod for bindings::rxe_resize_cq_resp {}
+// SAFETY: Two `mminfo`s.
+unsafe impl UapiPod for bindings::rxe_create_qp_resp {}
+// SAFETY: 48 bytes of naturally aligned fields (u64, u32s, u16s, u8s), no implicit padding.
+unsafe impl UapiPod for bindings::ib_uverbs_wc {}
 
 /// The driver data of one verbs request.
 pub struct Udata<'a> {
@@ -67,6 +78,12 @@ impl Udata<'_> {
             return Err(EFAULT);
         }
         Ok(())
+    }
+
+    /// The length of the user's command data.
+    pub fn in_len(&self) -> usize {
+        // SAFETY: `raw` is valid (type invariant).
+        self.raw.map_or(0, |raw| unsafe { raw.as_ref().inlen })
     }
 
     /// The user context of the request, for the abstractions.

@@ -11,7 +11,7 @@ use crate::{
         rdma::{
             device::{CqInitAttr, Device},
             mmap::MmapEntry,
-            udata::Udata,
+            udata::{UapiPod, Udata},
         },
         sync::SpinLockBh,
     },
@@ -118,6 +118,19 @@ impl Cq {
         drop(old);
         udata.write_response(&b::rxe_resize_cq_resp { mi })?;
         Ok(capacity)
+    }
+
+    /// Queues a completion; returns whether the CQ's handler must be called (then call
+    /// it without holding locks). `ENOSPC` when the CQ is full.
+    pub(crate) fn push(&self, wc: &b::ib_uverbs_wc, solicited: bool) -> Result<bool> {
+        let mut inner = self.inner.lock();
+        inner.queue.push(wc.as_bytes())?;
+        let fire = inner.notify == b::ib_cq_notify_flags_IB_CQ_NEXT_COMP
+            || (inner.notify == b::ib_cq_notify_flags_IB_CQ_SOLICITED && solicited);
+        if fire {
+            inner.notify = 0;
+        }
+        Ok(fire)
     }
 
     /// Arms notification; with `IB_CQ_REPORT_MISSED_EVENTS`, returns whether completions

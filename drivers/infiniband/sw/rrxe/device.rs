@@ -12,6 +12,7 @@ use crate::{
             device::{
                 CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable,
             },
+            qp::{QpAttr, QpInit},
             stats::HwStats,
             udata::Udata,
         },
@@ -19,9 +20,10 @@ use crate::{
     net::NetAttachment,
     params,
     pd::Pd,
+    qp::{Qp, QpTable},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 /// The port number of the one port.
 const PORT: u32 = 1;
@@ -36,19 +38,27 @@ pub(crate) struct RrxeDev {
     /// Whether the port was last reported active (to send each transition once).
     port_active: AtomicBool,
     counters: Counters,
+    /// The QPs by number.
+    qps: Arc<QpTable>,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
 }
 
 impl RrxeDev {
     /// Data for a new device on `ndev`, attached to its namespace's sockets.
-    pub(crate) fn new(ndev: &NetDevice, net: NetAttachment) -> Self {
-        Self {
+    pub(crate) fn new(ndev: &NetDevice, net: NetAttachment) -> Result<Self> {
+        Ok(Self {
             guid: ndev.eui64(),
             port_active: AtomicBool::new(ndev.is_running_with_carrier()),
             counters: Counters::new(),
+            qps: QpTable::new()?,
             _net: net,
-        }
+        })
+    }
+
+    /// The QPs by number.
+    pub(crate) fn qps(&self) -> &Arc<QpTable> {
+        &self.qps
     }
 
     /// The node GUID.
@@ -82,6 +92,7 @@ impl DeviceOps for RrxeDev {
     type Ucontext = UserContext;
     type Pd = Pd;
     type Cq = Cq;
+    type Qp = Qp;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -165,6 +176,22 @@ impl DeviceOps for RrxeDev {
 
     fn req_notify_cq(cq: &Cq, flags: u32) -> Result<bool> {
         cq.req_notify(flags)
+    }
+
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit<'_, Self>,
+        udata: &mut Udata<'_>,
+    ) -> Result<(Qp, u32)> {
+        Qp::new(dev, init, udata)
+    }
+
+    fn modify_qp(qp: &Qp, attr: &QpAttr, mask: u32, _udata: &mut Udata<'_>) -> Result {
+        qp.modify(attr, mask)
+    }
+
+    fn query_qp(qp: &Qp, attr: &mut QpAttr, init: &mut b::ib_qp_init_attr) -> Result {
+        qp.query(attr, init)
     }
 
     fn hw_stats() -> &'static HwStats {

@@ -75,7 +75,7 @@ impl LinkOps for Link {
             return Err(EEXIST);
         }
         let net = Net::of(ndev);
-        let data = RrxeDev::new(ndev, self.nets.get(net).attach(net)?);
+        let data = RrxeDev::new(ndev, self.nets.get(net).attach(net)?)?;
         let params = DeviceParams {
             node_desc: c_str!("rrxe"),
             node_guid: data.guid(),

@@ -11,6 +11,8 @@ use crate::ext::rdma::device::{DeviceAttr, PortAttr};
 const VENDOR_ID: u32 = 0xff_ffff;
 /// Most objects of a kind: the index space (2^20).
 const MAX_OBJECTS: i32 = 1 << 20;
+/// Work requests per send or receive queue.
+pub(crate) const MAX_QP_WR: i32 = MAX_OBJECTS;
 /// First QP number of a regular QP (QP0/QP1 and a reserved range come before it).
 const MIN_QP_INDEX: i32 = 16;
 /// First SRQ index.
@@ -18,7 +20,7 @@ const MIN_SRQ_INDEX: i32 = 0x0002_0001;
 /// MR indices take the lower half of the index space, MWs the upper half.
 const MAX_MR_INDEX: i32 = MAX_OBJECTS >> 1;
 /// Scatter/gather entries per send or receive WQE.
-const MAX_SGE: i32 = 32;
+pub(crate) const MAX_SGE: i32 = 32;
 /// Scatter/gather entries per SRQ WQE.
 const MAX_SRQ_SGE: i32 = 27;
 /// Most CQEs per CQ (2^15 - 1).
@@ -75,7 +77,7 @@ pub(crate) fn device_attr(attr: &mut DeviceAttr, sys_image_guid: [u8; 8]) {
     attr.max_mr_size = u64::MAX;
     attr.page_size_cap = PAGE_SIZE_CAP;
     attr.max_qp = MAX_OBJECTS - MIN_QP_INDEX;
-    attr.max_qp_wr = MAX_OBJECTS;
+    attr.max_qp_wr = MAX_QP_WR;
     attr.device_cap_flags = cap as u64;
     // `rdma link delete` needs the device to allow unregistration from userspace.
     attr.kernel_cap_flags = b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;

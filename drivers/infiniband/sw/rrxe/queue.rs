@@ -22,20 +22,19 @@ const DATA: usize = size_of::<b::rxe_queue_buf>();
 /// Most slots of a queue (2^20, the device's largest queue plus one).
 const MAX_SLOTS: u32 = 1 << 21;
 /// Largest element.
-pub(crate) const MAX_ELEM_SIZE: usize = 256;
+const MAX_ELEM_SIZE: usize = 4096;
+/// Copies between queues go through a stack buffer of this size.
+const CHUNK: usize = 128;
 
-/// A queue the kernel produces into and the client consumes (a CQ).
-pub(crate) struct ToClient {
+/// The memory and geometry of a queue.
+struct Ring {
     mem: Arc<SharedMem>,
     log2_elem: u32,
     mask: u32,
-    /// The producer index (private copy).
-    prod: u32,
 }
 
-impl ToClient {
-    /// A queue with room for at least `entries` elements of `elem_size` bytes.
-    pub(crate) fn new(entries: u32, elem_size: usize) -> Result<Self> {
+impl Ring {
+    fn new(entries: u32, elem_size: usize) -> Result<Self> {
         let slots = entries
             .checked_add(1)
             .and_then(u32::checked_next_power_of_two)
@@ -57,32 +56,66 @@ impl ToClient {
             mem,
             log2_elem,
             mask: slots - 1,
+        })
+    }
+
+    /// The byte offset of element `index` (masked), plus `off` into it.
+    fn offset(&self, index: u32, off: usize) -> usize {
+        DATA + (((index & self.mask) as usize) << self.log2_elem) + off
+    }
+
+    fn elem_size(&self) -> usize {
+        1 << self.log2_elem
+    }
+}
+
+/// A queue the kernel produces into and the client consumes (a CQ).
+pub(crate) struct ToClient {
+    ring: Ring,
+    /// The producer index (private copy).
+    prod: u32,
+}
+
+impl ToClient {
+    /// A queue with room for at least `entries` elements of `elem_size` bytes.
+    pub(crate) fn new(entries: u32, elem_size: usize) -> Result<Self> {
+        Ok(Self {
+            ring: Ring::new(entries, elem_size)?,
             prod: 0,
         })
     }
 
     /// How many elements fit.
     pub(crate) fn capacity(&self) -> u32 {
-        self.mask
+        self.ring.mask
     }
 
     /// The shared memory, for mapping it into the user context.
     pub(crate) fn mem(&self) -> &Arc<SharedMem> {
-        &self.mem
+        &self.ring.mem
     }
 
     fn consumer(&self) -> u32 {
-        self.mem.load_acquire(CONSUMER) & self.mask
+        self.ring.mem.load_acquire(CONSUMER) & self.ring.mask
     }
 
     /// Elements produced and not yet consumed.
     pub(crate) fn count(&self) -> u32 {
-        self.prod.wrapping_sub(self.consumer()) & self.mask
+        self.prod.wrapping_sub(self.consumer()) & self.ring.mask
     }
 
-    /// The element at `index` (masked), as a byte offset.
-    fn elem_offset(&self, index: u32) -> usize {
-        DATA + (((index & self.mask) as usize) << self.log2_elem)
+    /// Appends `elem` (at most one element's bytes); `ENOSPC` when full.
+    pub(crate) fn push(&mut self, elem: &[u8]) -> Result {
+        if elem.len() > self.ring.elem_size() {
+            return Err(EINVAL);
+        }
+        if self.count() == self.ring.mask {
+            return Err(ENOSPC);
+        }
+        self.ring.mem.write(self.ring.offset(self.prod, 0), elem)?;
+        self.prod = (self.prod + 1) & self.ring.mask;
+        self.ring.mem.store_release(PRODUCER, self.prod);
+        Ok(())
     }
 
     /// Moves the unconsumed elements of `old`, oldest first, into this new, empty queue
@@ -90,18 +123,72 @@ impl ToClient {
     /// so it may run under a spinlock.
     pub(crate) fn take_from(&mut self, old: &ToClient) -> Result {
         let count = old.count();
-        if count > self.capacity() || self.log2_elem != old.log2_elem || self.prod != 0 {
+        if count > self.capacity() || self.ring.log2_elem != old.ring.log2_elem || self.prod != 0 {
             return Err(EINVAL);
         }
-        let mut buf = [0u8; MAX_ELEM_SIZE];
-        let elem = buf.get_mut(..1 << self.log2_elem).ok_or(EINVAL)?;
+        let mut buf = [0u8; CHUNK];
         let cons = old.consumer();
         for i in 0..count {
-            old.mem.read(old.elem_offset(cons.wrapping_add(i)), elem)?;
-            self.mem.write(self.elem_offset(i), elem)?;
+            let mut off = 0;
+            while off < self.ring.elem_size() {
+                let n = CHUNK.min(self.ring.elem_size() - off);
+                let chunk = buf.get_mut(..n).ok_or(EINVAL)?;
+                old.ring
+                    .mem
+                    .read(old.ring.offset(cons.wrapping_add(i), off), chunk)?;
+                self.ring.mem.write(self.ring.offset(i, off), chunk)?;
+                off += n;
+            }
         }
         self.prod = count;
-        self.mem.store_release(PRODUCER, count);
+        self.ring.mem.store_release(PRODUCER, count);
         Ok(())
+    }
+}
+
+/// A queue the client produces into and the kernel consumes (a send or receive queue).
+pub(crate) struct FromClient {
+    ring: Ring,
+    /// The consumer index (private copy).
+    cons: u32,
+}
+
+impl FromClient {
+    /// A queue with room for at least `entries` elements of `elem_size` bytes.
+    pub(crate) fn new(entries: u32, elem_size: usize) -> Result<Self> {
+        Ok(Self {
+            ring: Ring::new(entries, elem_size)?,
+            cons: 0,
+        })
+    }
+
+    /// How many elements fit.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.ring.mask
+    }
+
+    /// The shared memory, for mapping it into the user context.
+    pub(crate) fn mem(&self) -> &Arc<SharedMem> {
+        &self.ring.mem
+    }
+
+    /// Elements posted and not yet consumed.
+    pub(crate) fn count(&self) -> u32 {
+        let prod = self.ring.mem.load_acquire(PRODUCER) & self.ring.mask;
+        prod.wrapping_sub(self.cons) & self.ring.mask
+    }
+
+    /// Copies bytes of the oldest element, from `off`, into `dst`.
+    pub(crate) fn read_front(&self, off: usize, dst: &mut [u8]) -> Result {
+        if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {
+            return Err(EINVAL);
+        }
+        self.ring.mem.read(self.ring.offset(self.cons, off), dst)
+    }
+
+    /// Consumes the oldest element.
+    pub(crate) fn advance(&mut self) {
+        self.cons = (self.cons + 1) & self.ring.mask;
+        self.ring.mem.store_release(CONSUMER, self.cons);
     }
 }

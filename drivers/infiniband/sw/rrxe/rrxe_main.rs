@@ -27,6 +27,7 @@ mod link;
 mod net;
 mod params;
 mod pd;
+mod qp;
 mod queue;
 
 use ext::{

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pair support: creation attributes, references to the CQs a QP completes into,
+//! and the IBTA QP state table.
+
+use super::device::{CoreObj, DeviceOps};
+use crate::bindings;
+use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
+
+/// QP attributes of `modify_qp` / `query_qp` (`struct ib_qp_attr`).
+pub type QpAttr = bindings::ib_qp_attr;
+/// Capacities of a QP's queues (`struct ib_qp_cap`).
+pub type QpCap = bindings::ib_qp_cap;
+
+/// A CQ of the device, as a QP refers to it.
+///
+/// # Invariants
+///
+/// `ib` is a CQ of a device whose `DeviceOps` is `T`, with initialised data. The RDMA core
+/// counts the QPs using a CQ and refuses to destroy it before them, so the reference is
+/// valid for as long as the QP that holds it exists.
+pub struct CqRef<T: DeviceOps> {
+    ib: NonNull<bindings::ib_cq>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: The CQ data is `Send + Sync`; the comp handler may be called from any context.
+unsafe impl<T: DeviceOps> Send for CqRef<T> {}
+// SAFETY: See `Send`.
+unsafe impl<T: DeviceOps> Sync for CqRef<T> {}
+
+impl<T: DeviceOps> Deref for CqRef<T> {
+    type Target = T::Cq;
+
+    fn deref(&self) -> &T::Cq {
+        // SAFETY: Type invariant.
+        unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(self.ib.as_ptr()) }
+    }
+}
+
+impl<T: DeviceOps> CqRef<T> {
+    /// Whether both refer to the same CQ.
+    pub fn same(&self, other: &Self) -> bool {
+        self.ib == other.ib
+    }
+
+    /// Calls the CQ's completion handler (a completion arrived while notification was
+    /// armed). Must not be called with the CQ's lock held: handlers may poll the CQ.
+    pub fn notify(&self) {
+        let cq = self.ib.as_ptr();
+        // SAFETY: Type invariant; the core sets the handler and its context at creation.
+        unsafe {
+            if let Some(handler) = (*cq).comp_handler {
+                handler(cq, (*cq).cq_context);
+            }
+        }
+    }
+}
+
+/// The creation attributes of a QP.
+pub struct QpInit<'a, T: DeviceOps> {
+    raw: &'a mut bindings::ib_qp_init_attr,
+    _t: PhantomData<T>,
+}
+
+impl<'a, T: DeviceOps> QpInit<'a, T> {
+    /// # Safety
+    ///
+    /// `raw` must be the attributes of a `create_qp` call of a device whose `DeviceOps` is
+    /// `T`: its CQs are that device's, initialised, and used by the QP being created.
+    pub(crate) unsafe fn from_raw(raw: &'a mut bindings::ib_qp_init_attr) -> Self {
+        Self {
+            raw,
+            _t: PhantomData,
+        }
+    }
+
+    /// The QP type (`IB_QPT_*`).
+    pub fn qp_type(&self) -> u32 {
+        self.raw.qp_type
+    }
+
+    /// Creation flags (`IB_QP_CREATE_*`).
+    pub fn create_flags(&self) -> u32 {
+        self.raw.create_flags
+    }
+
+    /// The port, for special QPs.
+    pub fn port_num(&self) -> u32 {
+        self.raw.port_num
+    }
+
+    /// Whether the QP receives through a shared receive queue.
+    pub fn has_srq(&self) -> bool {
+        !self.raw.srq.is_null()
+    }
+
+    /// Whether every send work request completes (`IB_SIGNAL_ALL_WR`).
+    pub fn signal_all(&self) -> bool {
+        self.raw.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+    }
+
+    /// The requested capacities; the driver writes back what it provides.
+    pub fn cap(&mut self) -> &mut QpCap {
+        &mut self.raw.cap
+    }
+
+    /// The CQ of send completions.
+    pub fn send_cq(&self) -> Option<CqRef<T>> {
+        Self::cq(self.raw.send_cq)
+    }
+
+    /// The CQ of receive completions.
+    pub fn recv_cq(&self) -> Option<CqRef<T>> {
+        Self::cq(self.raw.recv_cq)
+    }
+
+    fn cq(cq: *mut bindings::ib_cq) -> Option<CqRef<T>> {
+        // Type invariant of `CqRef`: `from_raw`'s safety requirements.
+        Some(CqRef {
+            ib: NonNull::new(cq)?,
+            _t: PhantomData,
+        })
+    }
+}
+
+/// Whether the IBTA state table allows a QP of `qp_type` to go from `cur` to `next` with
+/// the attributes in `mask` (`ib_modify_qp_is_ok`).
+pub fn transition_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> bool {
+    // SAFETY: A pure function of its arguments.
+    unsafe { bindings::ib_modify_qp_is_ok(cur, next, qp_type, mask) }
+}
+
+/// A copy of a plain C structure (bindgen does not derive `Copy` for them).
+fn copy<C: CStruct>(v: &C) -> C {
+    // SAFETY: `CStruct` types are plain data: no ownership, no `Drop`.
+    unsafe { core::ptr::read(v) }
+}
+
+/// Plain C structures of the QP verbs that may be duplicated bitwise.
+///
+/// # Safety
+///
+/// Implementors own nothing and have no `Drop` (pointers in them are borrowed).
+pub unsafe trait CStruct {}
+// SAFETY: Integers, enums, and borrowed pointers only.
+unsafe impl CStruct for QpAttr {}
+// SAFETY: As above.
+unsafe impl CStruct for bindings::rdma_ah_attr {}
+// SAFETY: Integers only.
+unsafe impl CStruct for QpCap {}
+
+/// A copy of a QP's capacities.
+pub fn copy_cap(cap: &QpCap) -> QpCap {
+    copy(cap)
+}
+
+/// A QP's attributes as `modify_qp` set them: a copy of `ib_qp_attr` without its pointers
+/// (the GID attribute and netdev references are the core's, valid only during a call).
+#[derive(Default)]
+pub struct QpAttrs(QpAttr);
+
+// SAFETY: The pointers of the copy are always null; the rest is plain data.
+unsafe impl Send for QpAttrs {}
+// SAFETY: See `Send`.
+unsafe impl Sync for QpAttrs {}
+
+impl QpAttrs {
+    /// A copy of the attributes.
+    pub fn get(&self) -> QpAttr {
+        copy(&self.0)
+    }
+
+    /// Takes the attributes of `src` selected by `mask` (`IB_QP_*`).
+    pub fn update(&mut self, src: &QpAttr, mask: u32) {
+        let dst = &mut self.0;
+        let set = |bit: u32| mask & bit != 0;
+        if set(bindings::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY) {
+            dst.en_sqd_async_notify = src.en_sqd_async_notify;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
+            dst.qp_access_flags = src.qp_access_flags;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX) {
+            dst.pkey_index = src.pkey_index;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_PORT) {
+            dst.port_num = src.port_num;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_QKEY) {
+            dst.qkey = src.qkey;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_AV) {
+            dst.ah_attr = copy(&src.ah_attr);
+            dst.ah_attr.grh.sgid_attr = core::ptr::null();
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_PATH_MTU) {
+            dst.path_mtu = src.path_mtu;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_TIMEOUT) {
+            dst.timeout = src.timeout;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+            dst.retry_cnt = src.retry_cnt;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+            dst.rnr_retry = src.rnr_retry;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+            dst.rq_psn = src.rq_psn & 0xff_ffff;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) {
+            dst.max_rd_atomic = src.max_rd_atomic;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_ALT_PATH) {
+            dst.alt_ah_attr = copy(&src.alt_ah_attr);
+            dst.alt_ah_attr.grh.sgid_attr = core::ptr::null();
+            dst.alt_pkey_index = src.alt_pkey_index;
+            dst.alt_port_num = src.alt_port_num;
+            dst.alt_timeout = src.alt_timeout;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) {
+            dst.min_rnr_timer = src.min_rnr_timer;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+            dst.sq_psn = src.sq_psn & 0xff_ffff;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+            dst.max_dest_rd_atomic = src.max_dest_rd_atomic;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE) {
+            dst.path_mig_state = src.path_mig_state;
+        }
+        if set(bindings::ib_qp_attr_mask_IB_QP_DEST_QPN) {
+            dst.dest_qp_num = src.dest_qp_num & 0xff_ffff;
+        }
+        dst.xmit_slave = core::ptr::null_mut();
+    }
+}

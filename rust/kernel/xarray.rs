@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A table of reference-counted objects by 32-bit id, allocated cyclically in a range:
+//! an xarray (`XA_FLAGS_ALLOC`, BH-safe lock, so that the receive path can use it) of
+//! `Arc<T>`.
+
+use crate::bindings;
+use core::{cell::UnsafeCell, marker::PhantomData};
+use kernel::{ffi, prelude::*, sync::Arc, types::Opaque};
+
+/// Objects of type `T` by id.
+pub struct IdTable<T: Send + Sync> {
+    xa: Opaque<bindings::xarray>,
+    /// The cyclic allocation cursor; protected by the xarray's lock.
+    next: UnsafeCell<u32>,
+    _t: PhantomData<Arc<T>>,
+}
+
+// SAFETY: The xarray is internally locked; entries are `Arc<T>` with `T: Send + Sync`, and
+// `next` is only touched under the xarray's lock.
+unsafe impl<T: Send + Sync> Send for IdTable<T> {}
+// SAFETY: See `Send`.
+unsafe impl<T: Send + Sync> Sync for IdTable<T> {}
+
+impl<T: Send + Sync> IdTable<T> {
+    /// An empty table.
+    pub fn new() -> Result<Arc<Self>> {
+        let this = Arc::new(
+            Self {
+                xa: Opaque::uninit(),
+                next: UnsafeCell::new(0),
+                _t: PhantomData,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `xa` is uninitialised, in the `Arc`'s allocation, which never moves, and
+        // not yet shared.
+        unsafe { bindings::xa_init_alloc_bh(this.xa.get()) };
+        Ok(this)
+    }
+
+    /// Reserves a free id in `min..=max` (cyclically) for [`IdTable::fill`]; lookups do
+    /// not find it meanwhile. `ENOSPC` if the range is full.
+    pub fn reserve(&self, min: u32, max: u32) -> Result<u32> {
+        let mut id = 0u32;
+        // SAFETY: As in `insert`; a null entry reserves the id.
+        let ret = unsafe {
+            bindings::xa_alloc_cyclic_bh(
+                self.xa.get(),
+                &mut id,
+                core::ptr::null_mut(),
+                min,
+                max,
+                self.next.get(),
+            )
+        };
+        if ret < 0 {
+            return Err(Error::from_errno(if ret == -(bindings::EBUSY as i32) {
+                -(bindings::ENOSPC as i32)
+            } else {
+                ret
+            }));
+        }
+        Ok(id)
+    }
+
+    /// Stores `item` under the reserved `id`.
+    pub fn fill(&self, id: u32, item: Arc<T>) {
+        let entry = Arc::into_raw(item);
+        // SAFETY: The id is reserved, so storing needs no allocation and cannot fail; the
+        // table owns the reference from now on.
+        unsafe {
+            bindings::xa_store_reserved_bh(self.xa.get(), id as usize, entry.cast_mut().cast())
+        };
+    }
+
+    /// Releases a reserved `id` that will not be filled.
+    pub fn unreserve(&self, id: u32) {
+        // SAFETY: Erasing a reserved (null) entry frees the id; nothing is owned.
+        unsafe { bindings::xa_erase_bh(self.xa.get(), id as usize) };
+    }
+
+    /// Removes and returns the object with `id`.
+    pub fn remove(&self, id: u32) -> Option<Arc<T>> {
+        // SAFETY: The xarray is initialised; the helper takes its lock.
+        let p = unsafe { bindings::xa_erase_bh(self.xa.get(), id as usize) };
+        // SAFETY: The table's reference on the removed entry is now ours.
+        (!p.is_null()).then(|| unsafe { Arc::from_raw(p.cast::<T>()) })
+    }
+}
+
+impl<T: Send + Sync> Drop for IdTable<T> {
+    fn drop(&mut self) {
+        let mut index: ffi::c_ulong = 0;
+        loop {
+            // SAFETY: The xarray is initialised and ours alone now.
+            let p = unsafe { bindings::xa_find_present(self.xa.get(), &mut index) };
+            if p.is_null() {
+                break;
+            }
+            // SAFETY: As in `remove`.
+            unsafe {
+                bindings::xa_erase_bh(self.xa.get(), index);
+                drop(Arc::from_raw(p.cast::<T>()));
+            }
+        }
+        // SAFETY: Empty now; frees the xarray's nodes.
+        unsafe { bindings::xa_destroy(self.xa.get()) };
+    }
+}
