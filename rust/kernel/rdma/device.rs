@@ -137,6 +137,27 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// Memory region data.
+    type Mr: Send + Sync;
+
+    /// Registers `length` bytes of user memory at `start`, accessed at `iova`, with
+    /// `access` (`IB_ACCESS_*`); returns the MR and its keys (lkey, rkey).
+    fn reg_user_mr(
+        _dev: &Device<Self>,
+        _start: u64,
+        _length: u64,
+        _iova: u64,
+        _access: u32,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Creates an MR of all kernel memory for kernel consumers; returns it and its keys.
+    fn get_dma_mr(_dev: &Device<Self>, _access: u32) -> Result<(Self::Mr, u32, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// The names of the port's hardware counters.
     fn hw_stats() -> &'static HwStats {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
@@ -467,6 +488,21 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            reg_user_mr: if T::HAS_REG_USER_MR {
+                Some(Self::reg_user_mr_cb)
+            } else {
+                None
+            },
+            get_dma_mr: if T::HAS_GET_DMA_MR {
+                Some(Self::get_dma_mr_cb)
+            } else {
+                None
+            },
+            dereg_mr: if T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR {
+                Some(Self::dereg_mr_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
@@ -485,7 +521,7 @@ impl<T: DeviceOps> Device<T> {
         unsafe { &*ib.cast::<Self>() }
     }
 
-    fn as_raw(&self) -> *mut bindings::ib_device {
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.ib.get()
     }
 
@@ -957,6 +993,80 @@ impl<T: DeviceOps> Device<T> {
             T::query_qp(data, attr, init)?;
             Ok(0)
         })
+    }
+
+    /// Allocates the `ib_mr` of a new MR with keys; the core fills in the rest.
+    fn new_mr(mr: Result<(T::Mr, u32, u32)>) -> *mut bindings::ib_mr {
+        let obj = mr.and_then(|(data, lkey, rkey)| {
+            let obj = KBox::new(
+                CoreObj {
+                    ib: Opaque::new(bindings::ib_mr::default()),
+                    data,
+                },
+                GFP_KERNEL,
+            )?;
+            let ib = KBox::into_raw(obj).cast::<bindings::ib_mr>();
+            // SAFETY: Just allocated; the `ib_mr` is the first field.
+            unsafe {
+                (*ib).lkey = lkey;
+                (*ib).rkey = rkey;
+            }
+            Ok(ib)
+        });
+        obj.unwrap_or_else(|e| e.to_errno() as isize as *mut bindings::ib_mr)
+    }
+
+    /// C entry point `reg_user_mr_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn reg_user_mr_cb(
+        pd: *mut bindings::ib_pd,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: ffi::c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: `pd` is a PD of our device; `udata` is the request's.
+        let (dev, mut udata) = unsafe { (Self::from_raw((*pd).device), Udata::from_raw(udata)) };
+        Self::new_mr(T::reg_user_mr(
+            dev,
+            start,
+            length,
+            iova,
+            access as u32,
+            &mut udata,
+        ))
+    }
+
+    /// C entry point `get_dma_mr_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn get_dma_mr_cb(
+        pd: *mut bindings::ib_pd,
+        access: ffi::c_int,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: `pd` is a PD of our device.
+        let dev = unsafe { Self::from_raw((*pd).device) };
+        Self::new_mr(T::get_dma_mr(dev, access as u32))
+    }
+
+    /// C entry point `dereg_mr_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn dereg_mr_cb(
+        mr: *mut bindings::ib_mr,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: Allocated by `new_mr`; the core is done with it.
+        drop(unsafe { KBox::from_raw(mr.cast::<CoreObj<bindings::ib_mr, T::Mr>>()) });
+        0
     }
 
     /// C entry point `dealloc_driver_cb`.

@@ -5,6 +5,7 @@
 pub mod device;
 pub mod link;
 pub mod mmap;
+pub mod mr;
 pub mod qp;
 pub mod shared;
 pub mod stats;

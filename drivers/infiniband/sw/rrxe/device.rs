@@ -17,6 +17,7 @@ use crate::{
             udata::Udata,
         },
     },
+    mr::{KeyGen, Mr, MrTable},
     net::NetAttachment,
     params,
     pd::Pd,
@@ -40,6 +41,9 @@ pub(crate) struct RrxeDev {
     counters: Counters,
     /// The QPs by number.
     qps: Arc<QpTable>,
+    /// The MRs by index, and their key parts.
+    mrs: Arc<MrTable>,
+    keys: KeyGen,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
 }
@@ -52,6 +56,8 @@ impl RrxeDev {
             port_active: AtomicBool::new(ndev.is_running_with_carrier()),
             counters: Counters::new(),
             qps: QpTable::new()?,
+            mrs: MrTable::new()?,
+            keys: KeyGen::new(),
             _net: net,
         })
     }
@@ -59,6 +65,16 @@ impl RrxeDev {
     /// The QPs by number.
     pub(crate) fn qps(&self) -> &Arc<QpTable> {
         &self.qps
+    }
+
+    /// The MRs by index.
+    pub(crate) fn mrs(&self) -> &Arc<MrTable> {
+        &self.mrs
+    }
+
+    /// The generator of MR key parts.
+    pub(crate) fn keys(&self) -> &KeyGen {
+        &self.keys
     }
 
     /// The node GUID.
@@ -93,6 +109,7 @@ impl DeviceOps for RrxeDev {
     type Pd = Pd;
     type Cq = Cq;
     type Qp = Qp;
+    type Mr = Mr;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -192,6 +209,21 @@ impl DeviceOps for RrxeDev {
 
     fn query_qp(qp: &Qp, attr: &mut QpAttr, init: &mut b::ib_qp_init_attr) -> Result {
         qp.query(attr, init)
+    }
+
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Mr, u32, u32)> {
+        Mr::new_user(dev, start, length, iova, access)
+    }
+
+    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Mr, u32, u32)> {
+        Mr::new_dma(dev, access)
     }
 
     fn hw_stats() -> &'static HwStats {

@@ -24,6 +24,7 @@ mod counters;
 mod cq;
 mod device;
 mod link;
+mod mr;
 mod net;
 mod params;
 mod pd;
