@@ -10,6 +10,7 @@
 //! the core's `dealloc_driver` callback.
 
 use super::{
+    ah::AhAttrs,
     mmap::MmapEntry,
     qp::{QpAttr, QpInit},
     stats::HwStats,
@@ -134,6 +135,19 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         _attr: &mut QpAttr,
         _init: &mut bindings::ib_qp_init_attr,
     ) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Address handle data.
+    type Ah: Send + Sync;
+
+    /// Creates an address handle for `attr`.
+    fn create_ah(_dev: &Device<Self>, _attr: AhAttrs, _udata: &mut Udata<'_>) -> Result<Self::Ah> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Reports an address handle's address vector.
+    fn query_ah(_ah: &Self::Ah) -> Result<AhAttrs> {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -503,11 +517,32 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            create_ah: if T::HAS_CREATE_AH {
+                Some(Self::create_ah_cb)
+            } else {
+                None
+            },
+            create_user_ah: if T::HAS_CREATE_AH {
+                Some(Self::create_ah_cb)
+            } else {
+                None
+            },
+            destroy_ah: if T::HAS_CREATE_AH {
+                Some(Self::destroy_ah_cb)
+            } else {
+                None
+            },
+            query_ah: if T::HAS_QUERY_AH {
+                Some(Self::query_ah_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
             size_ib_cq: size_of::<CoreObj<bindings::ib_cq, T::Cq>>(),
             size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
+            size_ib_ah: size_of::<CoreObj<bindings::ib_ah, T::Ah>>(),
             ..Default::default()
         }
     }
@@ -1067,6 +1102,63 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: Allocated by `new_mr`; the core is done with it.
         drop(unsafe { KBox::from_raw(mr.cast::<CoreObj<bindings::ib_mr, T::Mr>>()) });
         0
+    }
+
+    /// C entry point `create_ah_cb` (also `create_user_ah`).
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn create_ah_cb(
+        ah: *mut bindings::ib_ah,
+        init: *mut bindings::rdma_ah_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_ah` bytes with `device` set; `init` and
+            // its address vector are valid; `udata` is null or the request's.
+            let (dev, attr, mut udata) = unsafe {
+                (
+                    Self::from_raw((*ah).device),
+                    AhAttrs::new(&*(*init).ah_attr),
+                    Udata::from_raw(udata),
+                )
+            };
+            let data = T::create_ah(dev, attr, &mut udata)?;
+            // SAFETY: As in `alloc_pd_cb`.
+            unsafe { CoreObj::init(ah, data) };
+            Ok(0)
+        })
+    }
+
+    /// C entry point `destroy_ah_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn destroy_ah_cb(ah: *mut bindings::ib_ah, _flags: u32) -> ffi::c_int {
+        // SAFETY: `create_ah_cb` initialised the data; the core frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_ah, T::Ah>::drop_data(ah) };
+        0
+    }
+
+    /// C entry point `query_ah_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn query_ah_cb(
+        ah: *mut bindings::ib_ah,
+        attr: *mut bindings::rdma_ah_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: An AH of ours, initialised; `attr` is valid.
+            let data = unsafe { CoreObj::<bindings::ib_ah, T::Ah>::data(ah) };
+            let value = T::query_ah(data)?.get();
+            // SAFETY: `attr` is valid for writes.
+            unsafe { attr.write(value) };
+            Ok(0)
+        })
     }
 
     /// C entry point `dealloc_driver_cb`.

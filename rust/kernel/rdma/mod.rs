@@ -2,6 +2,7 @@
 
 //! The RDMA core: devices, their verbs operations and `rdma link` types.
 
+pub mod ah;
 pub mod device;
 pub mod link;
 pub mod mmap;

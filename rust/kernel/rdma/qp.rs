@@ -132,7 +132,7 @@ pub fn transition_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> bool {
 }
 
 /// A copy of a plain C structure (bindgen does not derive `Copy` for them).
-fn copy<C: CStruct>(v: &C) -> C {
+pub(crate) fn copy<C: CStruct>(v: &C) -> C {
     // SAFETY: `CStruct` types are plain data: no ownership, no `Drop`.
     unsafe { core::ptr::read(v) }
 }

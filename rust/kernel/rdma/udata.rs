@@ -30,6 +30,8 @@ unsafe impl UapiPod for bindings::rxe_create_cq_resp {}
 unsafe impl UapiPod for bindings::rxe_resize_cq_resp {}
 // SAFETY: Two `mminfo`s.
 unsafe impl UapiPod for bindings::rxe_create_qp_resp {}
+// SAFETY: Two `__u32`.
+unsafe impl UapiPod for bindings::rxe_create_ah_resp {}
 // SAFETY: 48 bytes of naturally aligned fields (u64, u32s, u16s, u8s), no implicit padding.
 unsafe impl UapiPod for bindings::ib_uverbs_wc {}
 
@@ -78,6 +80,12 @@ impl Udata<'_> {
             return Err(EFAULT);
         }
         Ok(())
+    }
+
+    /// The length of the user's response buffer.
+    pub fn out_len(&self) -> usize {
+        // SAFETY: `raw` is valid (type invariant).
+        self.raw.map_or(0, |raw| unsafe { raw.as_ref().outlen })
     }
 
     /// The length of the user's command data.

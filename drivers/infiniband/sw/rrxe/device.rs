@@ -3,12 +3,14 @@
 //! The rrxe device: driver data and the device, port and context verbs.
 
 use crate::{
+    ah::{Ah, AhTable},
     bindings as b,
     counters::{Counter, Counters},
     cq::Cq,
     ext::{
         net::device::NetDevice,
         rdma::{
+            ah::AhAttrs,
             device::{
                 CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable,
             },
@@ -41,6 +43,8 @@ pub(crate) struct RrxeDev {
     counters: Counters,
     /// The QPs by number.
     qps: Arc<QpTable>,
+    /// The AHs by number.
+    ahs: Arc<AhTable>,
     /// The MRs by index, and their key parts.
     mrs: Arc<MrTable>,
     keys: KeyGen,
@@ -56,6 +60,7 @@ impl RrxeDev {
             port_active: AtomicBool::new(ndev.is_running_with_carrier()),
             counters: Counters::new(),
             qps: QpTable::new()?,
+            ahs: AhTable::new()?,
             mrs: MrTable::new()?,
             keys: KeyGen::new(),
             _net: net,
@@ -65,6 +70,11 @@ impl RrxeDev {
     /// The QPs by number.
     pub(crate) fn qps(&self) -> &Arc<QpTable> {
         &self.qps
+    }
+
+    /// The AHs by number.
+    pub(crate) fn ahs(&self) -> &Arc<AhTable> {
+        &self.ahs
     }
 
     /// The MRs by index.
@@ -110,6 +120,7 @@ impl DeviceOps for RrxeDev {
     type Cq = Cq;
     type Qp = Qp;
     type Mr = Mr;
+    type Ah = Ah;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -224,6 +235,14 @@ impl DeviceOps for RrxeDev {
 
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Mr, u32, u32)> {
         Mr::new_dma(dev, access)
+    }
+
+    fn create_ah(dev: &Device<Self>, attr: AhAttrs, udata: &mut Udata<'_>) -> Result<Ah> {
+        Ah::new(dev, attr, udata)
+    }
+
+    fn query_ah(ah: &Ah) -> Result<AhAttrs> {
+        Ok(ah.attr())
     }
 
     fn hw_stats() -> &'static HwStats {

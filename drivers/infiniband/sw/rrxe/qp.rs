@@ -5,11 +5,13 @@
 //! the flush of outstanding work when a QP enters the error state.
 
 use crate::{
+    ah::check_av,
     bindings as b,
     device::RrxeDev,
     ext::{
         error::eopnotsupp,
         rdma::{
+            ah::AhAttrs,
             device::Device,
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, CqRef, QpAttr, QpAttrs, QpCap, QpInit},
@@ -363,11 +365,12 @@ fn check_attr(attr: &QpAttr, mask: u32) -> Result {
         && (!set(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) || attr.retry_cnt <= MAX_RETRY)
         && (!set(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) || attr.rnr_retry <= MAX_RETRY)
         && (!set(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) || attr.min_rnr_timer <= MAX_TIMER)
-        && (!set(b::ib_qp_attr_mask_IB_QP_AV)
-            || u32::from(attr.ah_attr.grh.sgid_index) < params::GID_TBL_LEN);
-    if ok {
-        Ok(())
-    } else {
-        Err(EINVAL)
+        && (!set(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || attr.alt_port_num == 1);
+    if !ok {
+        return Err(EINVAL);
     }
+    if set(b::ib_qp_attr_mask_IB_QP_AV) {
+        check_av(&AhAttrs::new(&attr.ah_attr))?;
+    }
+    Ok(())
 }

@@ -20,6 +20,7 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod ext;
 
+mod ah;
 mod counters;
 mod cq;
 mod device;

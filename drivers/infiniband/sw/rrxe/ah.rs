@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Address handles. Userspace UD sends name their AH by number (`ah_num`, returned at
+//! creation), which the send path looks up.
+
+use crate::{
+    bindings as b,
+    device::RrxeDev,
+    ext::{
+        rdma::{ah::AhAttrs, device::Device, udata::Udata},
+        xarray::IdTable,
+    },
+    params,
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// AH numbers (as rxe: up to 2^15 - 1).
+const MIN_AH_NUM: u32 = 1;
+const MAX_AH_NUM: u32 = (1 << 15) - 1;
+
+/// What the send path finds by AH number.
+pub(crate) struct AhShared {
+    attr: AhAttrs,
+}
+
+/// The AHs of a device by number.
+pub(crate) type AhTable = IdTable<AhShared>;
+
+/// An address handle (the driver data of an `ib_ah`).
+pub(crate) struct Ah {
+    num: u32,
+    shared: Arc<AhShared>,
+    table: Arc<AhTable>,
+}
+
+impl Drop for Ah {
+    fn drop(&mut self) {
+        self.table.remove(self.num);
+    }
+}
+
+/// Checks an address vector: RoCE, port 1, a GID index in the table.
+pub(crate) fn check_av(attr: &AhAttrs) -> Result {
+    if attr.port_num() != 1
+        || attr.ah_type() != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+        || attr.sgid_index() >= params::GID_TBL_LEN
+    {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+impl Ah {
+    /// Creates an AH; for userspace, reports its number when the provider asks for it.
+    pub(crate) fn new(dev: &Device<RrxeDev>, attr: AhAttrs, udata: &mut Udata<'_>) -> Result<Self> {
+        check_av(&attr)?;
+        let table = dev.data().ahs().clone();
+        let num = table.reserve(MIN_AH_NUM, MAX_AH_NUM)?;
+        let shared = match Arc::new(AhShared { attr }, GFP_KERNEL) {
+            Ok(shared) => shared,
+            Err(e) => {
+                table.unreserve(num);
+                return Err(e.into());
+            }
+        };
+        table.fill(num, shared.clone());
+        let ah = Self { num, shared, table };
+        // Old providers pass no response buffer and resolve the address themselves.
+        if udata.out_len() >= core::mem::size_of::<b::rxe_create_ah_resp>() {
+            udata.write_response(&b::rxe_create_ah_resp {
+                ah_num: num,
+                reserved: 0,
+            })?;
+        }
+        Ok(ah)
+    }
+
+    /// The address vector.
+    pub(crate) fn attr(&self) -> AhAttrs {
+        AhAttrs::new(&self.shared.attr.get())
+    }
+}
