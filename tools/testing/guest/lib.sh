@@ -17,6 +17,15 @@
 #   kmsg_mark / dmesg_since M    put a marker into the kernel log / print lines after it
 #   tap_ok/tap_fail/tap_skip DESC, check DESC CMD..., tap_done, die MSG
 #                                TAP-style results; tap_done returns 1 if anything failed
+#   kmemleak_new                 what kmemleak reports since the last `echo clear`: two scans
+#                                6 s apart (an object must stay unreferenced across both)
+#   slab_snapshot FILE           slab caches and their object counts, from /proc/slabinfo
+#   slab_report BEFORE AFTER     total objects in both, and the caches that grew most
+#   pyroot_setup / pyroot_run CMD... / pyroot_teardown
+#                                a chroot of the host root (/host) with the guest's /proc,
+#                                /sys, /dev and a tmpfs /tmp holding rdma-core's pyverbs
+#                                tests, unpacked in /tmp/tests; pyroot_run runs CMD (sh
+#                                syntax) there, in /tmp/tests, with a clean environment
 
 # gid_index DEV [PORT]
 gid_index() {
@@ -174,4 +183,64 @@ die() {
 	tap_fail "$*"
 	tap_done || :
 	exit 1
+}
+
+kmemleak_new() {
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+}
+
+# slab_snapshot FILE: "cache objects" lines.
+slab_snapshot() {
+	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo >"$1"
+}
+
+# slab_report BEFORE AFTER: prints (as TAP comments) the totals and the 8 caches whose
+# object counts grew most.
+slab_report() {
+	awk '
+		FNR == NR { before[$1] = $2; tb += $2; next }
+		{ ta += $2; d = $2 - before[$1]; if (d > 0) printf "%d %s %d %d\n", d, $1, before[$1], $2 }
+		END { printf "TOTAL %d %d\n", tb, ta > "/dev/stderr" }
+	' "$1" "$2" 2>/tmp/.slab_total | sort -rn | head -n 8 >/tmp/.slab_grew
+	read -r _ tb ta </tmp/.slab_total
+	echo "# slab objects: $tb before, $ta after ($((ta - tb)))"
+	while read -r d name b a; do
+		echo "#   $name: $b -> $a (+$d)"
+	done </tmp/.slab_grew
+	rm -f /tmp/.slab_total /tmp/.slab_grew
+}
+
+PYROOT=/tmp/pyroot
+# pyroot_setup: returns 1 (with a message) if the host root has no python3 or no tests.
+pyroot_setup() {
+	local d
+	[ -x /host/usr/bin/python3 ] || { echo "no host root with python3 on /host"; return 1; }
+	[ -d /host/usr/share/doc/rdma-core/tests ] || { echo "no pyverbs tests on the host"; return 1; }
+	mkdir -p "$PYROOT"
+	mount --bind /host "$PYROOT" || return 1
+	for d in proc sys dev dev/pts dev/shm; do
+		mount --bind "/$d" "$PYROOT/$d" || return 1
+	done
+	mount -t tmpfs tmpfs "$PYROOT/tmp" || return 1
+	mkdir -p "$PYROOT/tmp/tests"
+	cp -r /host/usr/share/doc/rdma-core/tests/. "$PYROOT/tmp/tests/"
+	gunzip -f "$PYROOT"/tmp/tests/*.gz
+}
+
+# pyroot_run CMD...: CMD's status.
+pyroot_run() {
+	chroot "$PYROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		/bin/sh -c "cd /tmp/tests && $*"
+}
+
+pyroot_teardown() {
+	local d
+	for d in tmp dev/shm dev/pts dev sys proc; do
+		umount "$PYROOT/$d" 2>/dev/null
+	done
+	umount "$PYROOT" 2>/dev/null
+	return 0
 }

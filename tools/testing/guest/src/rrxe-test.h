@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the guest test programs (the C files next to this one): opening
+ * a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID, listing the
+ * uverbs mappings of this process, a small PRNG.
+ */
+#ifndef RRXE_TEST_H
+#define RRXE_TEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The verb is not implemented by the device (or the provider). */
+static inline int is_unsupported(int err)
+{
+	return err == EOPNOTSUPP || err == ENOSYS || err == EPROTONOSUPPORT;
+}
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Opens device NAME (NULL or "": the first one). Prints why not and returns NULL. */
+static inline struct ibv_context *open_device(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n, i;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		fprintf(stderr, "ibv_get_device_list: %s\n", strerror(errno));
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (name && *name && strcmp(ibv_get_device_name(list[i]), name))
+			continue;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			fprintf(stderr, "ibv_open_device(%s): %s\n",
+				ibv_get_device_name(list[i]), strerror(errno));
+		break;
+	}
+	if (i == n) {
+		fprintf(stderr, "device %s not found among %d device(s):", name ? name : "(any)", n);
+		for (i = 0; i < n; i++)
+			fprintf(stderr, " %s", ibv_get_device_name(list[i]));
+		fprintf(stderr, "\n");
+	}
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+/*
+ * The GID index to use: WANT if >= 0, else $RRXE_GID_INDEX, else the first RoCE v2 GID
+ * holding an IPv4-mapped address. Fills *gid. Returns -1 if there is none.
+ */
+static inline int find_gid(struct ibv_context *ctx, uint8_t port, int want, union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	const char *env = getenv("RRXE_GID_INDEX");
+	int i;
+
+	if (want < 0 && env && *env)
+		want = atoi(env);
+	if (want >= 0)
+		return ibv_query_gid(ctx, port, want, gid) ? -1 : want;
+	if (ibv_query_port(ctx, port, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+		static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+		if (ibv_query_gid_ex(ctx, port, i, &e, 0) || e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (!memcmp(e.gid.raw, v4mapped, sizeof(v4mapped))) {
+			*gid = e.gid;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* One mapping of a /dev/infiniband/uverbsN file in this process. */
+struct uverbs_map {
+	uintptr_t start, end;
+	unsigned long long offset;
+};
+
+/*
+ * Fills MAPS (at most MAX) with this process's mappings of uverbs character devices, in
+ * address order; returns how many, or -1.
+ */
+static inline int uverbs_maps(struct uverbs_map *maps, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		unsigned long long off;
+		char perms[8], path[256] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %llx %*s %*s %255s", &start, &end, perms, &off,
+			   path) < 4)
+			continue;
+		if (!strstr(path, "/dev/infiniband/uverbs"))
+			continue;
+		if (n < max) {
+			maps[n].start = start;
+			maps[n].end = end;
+			maps[n].offset = off;
+		}
+		n++;
+	}
+	fclose(f);
+	return n < max ? n : max;
+}
+
+/*
+ * The mappings in AFTER (NA entries) that are not in BEFORE (NB): written to NEW, count
+ * returned.
+ */
+static inline int uverbs_maps_new(const struct uverbs_map *before, int nb,
+				  const struct uverbs_map *after, int na, struct uverbs_map *new)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb; j++)
+			if (before[j].start == after[i].start && before[j].offset == after[i].offset)
+				break;
+		if (j == nb)
+			new[n++] = after[i];
+	}
+	return n;
+}
+
+/* xorshift64*: reproducible from a seed. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static inline void rng_seed(uint64_t seed)
+{
+	rng_state = seed ? seed : 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t rng64(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static inline uint32_t rng32(void)
+{
+	return rng64() >> 32;
+}
+
+/* A 32-bit value that is often an edge case: 0, ~0, powers of two and neighbours, random. */
+static inline uint32_t rng_nasty32(void)
+{
+	uint32_t b = 1u << (rng32() % 32);
+
+	switch (rng32() % 8) {
+	case 0: return 0;
+	case 1: return ~0u;
+	case 2: return b;
+	case 3: return b - 1;
+	case 4: return b + 1;
+	case 5: return 0x80000000u | rng32();
+	default: return rng32();
+	}
+}
+
+#endif
