@@ -203,3 +203,8 @@ void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, vo
 	/* The index is reserved: the store replaces the reservation without allocating. */
 	WARN_ON(xa_is_err(xa_store_bh(xa, index, entry, GFP_KERNEL)));
 }
+
+unsigned long rrxe_helper_copy_from_user(void *to, const void __user *from, unsigned long n)
+{
+	return copy_from_user(to, from, n);
+}

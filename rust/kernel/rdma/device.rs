@@ -35,6 +35,8 @@ use kernel::{
     ThisModule,
 };
 
+/// Attributes of an SRQ (`struct ib_srq_attr`).
+pub type SrqAttr = bindings::ib_srq_attr;
 /// Attributes of a new CQ (`struct ib_cq_init_attr`).
 pub type CqInitAttr = bindings::ib_cq_init_attr;
 /// Device attributes reported by `query_device` (`struct ib_device_attr`).
@@ -135,6 +137,30 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         _attr: &mut QpAttr,
         _init: &mut bindings::ib_qp_init_attr,
     ) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Shared receive queue data.
+    type Srq: Send + Sync;
+
+    /// Creates a shared receive queue of `srq_type` (`IB_SRQT_*`) for `attr`; writes back
+    /// the capacities it provides.
+    fn create_srq(
+        _dev: &Device<Self>,
+        _attr: &mut SrqAttr,
+        _srq_type: u32,
+        _udata: &mut Udata<'_>,
+    ) -> Result<Self::Srq> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Changes the size or limit of an SRQ (`IB_SRQ_*` in `mask`).
+    fn modify_srq(_srq: &Self::Srq, _attr: &SrqAttr, _mask: u32, _udata: &mut Udata<'_>) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Reports an SRQ's attributes.
+    fn query_srq(_srq: &Self::Srq, _attr: &mut SrqAttr) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -537,12 +563,33 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            create_srq: if T::HAS_CREATE_SRQ {
+                Some(Self::create_srq_cb)
+            } else {
+                None
+            },
+            destroy_srq: if T::HAS_CREATE_SRQ {
+                Some(Self::destroy_srq_cb)
+            } else {
+                None
+            },
+            modify_srq: if T::HAS_MODIFY_SRQ {
+                Some(Self::modify_srq_cb)
+            } else {
+                None
+            },
+            query_srq: if T::HAS_QUERY_SRQ {
+                Some(Self::query_srq_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
             size_ib_cq: size_of::<CoreObj<bindings::ib_cq, T::Cq>>(),
             size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
             size_ib_ah: size_of::<CoreObj<bindings::ib_ah, T::Ah>>(),
+            size_ib_srq: size_of::<CoreObj<bindings::ib_srq, T::Srq>>(),
             ..Default::default()
         }
     }
@@ -1157,6 +1204,91 @@ impl<T: DeviceOps> Device<T> {
             let value = T::query_ah(data)?.get();
             // SAFETY: `attr` is valid for writes.
             unsafe { attr.write(value) };
+            Ok(0)
+        })
+    }
+
+    /// C entry point `create_srq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn create_srq_cb(
+        srq: *mut bindings::ib_srq,
+        init: *mut bindings::ib_srq_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_srq` bytes with `device` set; `init` is
+            // valid; `udata` is null or the request's.
+            let (dev, init, mut udata) = unsafe {
+                (
+                    Self::from_raw((*srq).device),
+                    &mut *init,
+                    Udata::from_raw(udata),
+                )
+            };
+            let data = T::create_srq(dev, &mut init.attr, init.srq_type, &mut udata)?;
+            // SAFETY: As in `alloc_pd_cb`.
+            unsafe { CoreObj::init(srq, data) };
+            Ok(0)
+        })
+    }
+
+    /// C entry point `destroy_srq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn destroy_srq_cb(
+        srq: *mut bindings::ib_srq,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: `create_srq_cb` initialised the data; the core refuses to destroy an SRQ
+        // still in use and frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_srq, T::Srq>::drop_data(srq) };
+        0
+    }
+
+    /// C entry point `modify_srq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn modify_srq_cb(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+        mask: bindings::ib_srq_attr_mask,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: An SRQ of ours, initialised; `attr` valid; `udata` null or the request's.
+            let (data, attr, mut udata) = unsafe {
+                (
+                    CoreObj::<bindings::ib_srq, T::Srq>::data(srq),
+                    &*attr,
+                    Udata::from_raw(udata),
+                )
+            };
+            T::modify_srq(data, attr, mask, &mut udata)?;
+            Ok(0)
+        })
+    }
+
+    /// C entry point `query_srq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn query_srq_cb(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: An SRQ of ours, initialised; `attr` is valid.
+            let (data, attr) =
+                unsafe { (CoreObj::<bindings::ib_srq, T::Srq>::data(srq), &mut *attr) };
+            T::query_srq(data, attr)?;
             Ok(0)
         })
     }

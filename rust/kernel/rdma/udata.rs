@@ -32,6 +32,10 @@ unsafe impl UapiPod for bindings::rxe_resize_cq_resp {}
 unsafe impl UapiPod for bindings::rxe_create_qp_resp {}
 // SAFETY: Two `__u32`.
 unsafe impl UapiPod for bindings::rxe_create_ah_resp {}
+// SAFETY: An `mminfo` and two `__u32`.
+unsafe impl UapiPod for bindings::rxe_create_srq_resp {}
+// SAFETY: One `__u64`.
+unsafe impl UapiPod for bindings::rxe_modify_srq_cmd {}
 // SAFETY: 48 bytes of naturally aligned fields (u64, u32s, u16s, u8s), no implicit padding.
 unsafe impl UapiPod for bindings::ib_uverbs_wc {}
 
@@ -80,6 +84,38 @@ impl Udata<'_> {
             return Err(EFAULT);
         }
         Ok(())
+    }
+
+    /// Reads the user's command data as a `T`; `EINVAL` if it is shorter, `EFAULT` if it is
+    /// not readable. Kernel callers have none (`EINVAL`).
+    pub fn read_command<T: UapiPod>(&self) -> Result<T> {
+        let raw = self.raw.ok_or(EINVAL)?;
+        // SAFETY: `raw` is valid (type invariant).
+        let udata = unsafe { raw.as_ref() };
+        if udata.inlen < size_of::<T>() {
+            return Err(EINVAL);
+        }
+        let mut v = T::default();
+        // SAFETY: `v` is `size_of::<T>()` writable bytes of a type valid for any bit pattern
+        // (`UapiPod`); `copy_from_user` checks the user address.
+        let left = unsafe {
+            bindings::copy_from_user((&mut v as *mut T).cast(), udata.inbuf, size_of::<T>())
+        };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        Ok(v)
+    }
+
+    /// Writes `v` to the user address `addr` (a response location given in the command).
+    pub fn write_to_user<T: UapiPod>(&self, addr: u64, v: &T) -> Result {
+        if !self.is_user() {
+            return Err(EINVAL);
+        }
+        let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
+        kernel::uaccess::UserSlice::new(addr, size_of::<T>())
+            .writer()
+            .write_slice(v.as_bytes())
     }
 
     /// The length of the user's response buffer.

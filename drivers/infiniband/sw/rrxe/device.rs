@@ -13,6 +13,7 @@ use crate::{
             ah::AhAttrs,
             device::{
                 CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable,
+                SrqAttr,
             },
             qp::{QpAttr, QpInit},
             stats::HwStats,
@@ -24,6 +25,7 @@ use crate::{
     params,
     pd::Pd,
     qp::{Qp, QpTable},
+    srq::{Srq, SrqTable},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{prelude::*, sync::Arc};
@@ -45,6 +47,8 @@ pub(crate) struct RrxeDev {
     qps: Arc<QpTable>,
     /// The AHs by number.
     ahs: Arc<AhTable>,
+    /// The SRQs by number.
+    srqs: Arc<SrqTable>,
     /// The MRs by index, and their key parts.
     mrs: Arc<MrTable>,
     keys: KeyGen,
@@ -61,6 +65,7 @@ impl RrxeDev {
             counters: Counters::new(),
             qps: QpTable::new()?,
             ahs: AhTable::new()?,
+            srqs: SrqTable::new()?,
             mrs: MrTable::new()?,
             keys: KeyGen::new(),
             _net: net,
@@ -75,6 +80,11 @@ impl RrxeDev {
     /// The AHs by number.
     pub(crate) fn ahs(&self) -> &Arc<AhTable> {
         &self.ahs
+    }
+
+    /// The SRQs by number.
+    pub(crate) fn srqs(&self) -> &Arc<SrqTable> {
+        &self.srqs
     }
 
     /// The MRs by index.
@@ -121,6 +131,7 @@ impl DeviceOps for RrxeDev {
     type Qp = Qp;
     type Mr = Mr;
     type Ah = Ah;
+    type Srq = Srq;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -243,6 +254,23 @@ impl DeviceOps for RrxeDev {
 
     fn query_ah(ah: &Ah) -> Result<AhAttrs> {
         Ok(ah.attr())
+    }
+
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &mut SrqAttr,
+        srq_type: u32,
+        udata: &mut Udata<'_>,
+    ) -> Result<Srq> {
+        Srq::new(dev, attr, srq_type, udata)
+    }
+
+    fn modify_srq(srq: &Srq, attr: &SrqAttr, mask: u32, udata: &mut Udata<'_>) -> Result {
+        srq.modify(attr, mask, udata)
+    }
+
+    fn query_srq(srq: &Srq, attr: &mut SrqAttr) -> Result {
+        srq.query(attr)
     }
 
     fn hw_stats() -> &'static HwStats {

@@ -22,7 +22,9 @@ const MAX_MR_INDEX: i32 = MAX_OBJECTS >> 1;
 /// Scatter/gather entries per send or receive WQE.
 pub(crate) const MAX_SGE: i32 = 32;
 /// Scatter/gather entries per SRQ WQE.
-const MAX_SRQ_SGE: i32 = 27;
+pub(crate) const MAX_SRQ_SGE: i32 = 27;
+/// Work requests per SRQ.
+pub(crate) const MAX_SRQ_WR: i32 = MAX_OBJECTS;
 /// Most CQEs per CQ (2^15 - 1).
 const MAX_CQE: i32 = (1 << 15) - 1;
 /// RDMA read and atomic operations outstanding per QP, as initiator and responder.
@@ -98,7 +100,7 @@ pub(crate) fn device_attr(attr: &mut DeviceAttr, sys_image_guid: [u8; 8]) {
     attr.max_total_mcast_qp_attach = MAX_TOTAL_MCAST_QP_ATTACH;
     attr.max_ah = MAX_AH;
     attr.max_srq = MAX_OBJECTS - MIN_SRQ_INDEX;
-    attr.max_srq_wr = MAX_OBJECTS;
+    attr.max_srq_wr = MAX_SRQ_WR;
     attr.max_srq_sge = MAX_SRQ_SGE;
     attr.max_fast_reg_page_list_len = MAX_FAST_REG_PAGE_LIST_LEN;
     attr.max_pkeys = MAX_PKEYS;

@@ -69,6 +69,24 @@ impl Ring {
     }
 }
 
+/// Copies `count` elements of `from`, starting at index `first`, to the start of `to` (of
+/// the same element size), through a small stack buffer.
+fn copy_elems(from: &Ring, first: u32, to: &Ring, count: u32) -> Result {
+    let mut buf = [0u8; CHUNK];
+    for i in 0..count {
+        let mut off = 0;
+        while off < to.elem_size() {
+            let n = CHUNK.min(to.elem_size() - off);
+            let chunk = buf.get_mut(..n).ok_or(EINVAL)?;
+            from.mem
+                .read(from.offset(first.wrapping_add(i), off), chunk)?;
+            to.mem.write(to.offset(i, off), chunk)?;
+            off += n;
+        }
+    }
+    Ok(())
+}
+
 /// A queue the kernel produces into and the client consumes (a CQ).
 pub(crate) struct ToClient {
     ring: Ring,
@@ -184,6 +202,19 @@ impl FromClient {
             return Err(EINVAL);
         }
         self.ring.mem.read(self.ring.offset(self.cons, off), dst)
+    }
+
+    /// Moves the posted, unconsumed elements of `old`, oldest first, into this new, empty
+    /// queue of the same element size. Fails with `EINVAL` if they do not fit. Does not
+    /// allocate, so it may run under a spinlock.
+    pub(crate) fn take_from(&mut self, old: &FromClient) -> Result {
+        let count = old.count();
+        if count > self.capacity() || self.ring.log2_elem != old.ring.log2_elem || self.cons != 0 {
+            return Err(EINVAL);
+        }
+        copy_elems(&old.ring, old.cons, &self.ring, count)?;
+        self.ring.mem.store_release(PRODUCER, count);
+        Ok(())
     }
 
     /// Consumes the oldest element.

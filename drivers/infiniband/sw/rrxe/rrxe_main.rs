@@ -31,6 +31,7 @@ mod params;
 mod pd;
 mod qp;
 mod queue;
+mod srq;
 
 use ext::{
     net::notifier,

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Shared receive queues: a receive queue several QPs draw from, with a limit below which
+//! its consumer is told to post more.
+
+use crate::{
+    bindings as b,
+    device::RrxeDev,
+    ext::{
+        error::eopnotsupp,
+        rdma::{
+            device::{Device, SrqAttr},
+            mmap::MmapEntry,
+            udata::Udata,
+        },
+        sync::SpinLockBh,
+        xarray::IdTable,
+    },
+    new_spinlock_bh, params,
+    queue::FromClient,
+};
+use core::mem::size_of;
+use kernel::{prelude::*, sync::Arc};
+
+/// SRQ numbers (as rxe).
+const MIN_SRQ_NUM: u32 = 0x0002_0001;
+const MAX_SRQ_NUM: u32 = (1 << 20) - 1;
+const SGE_SIZE: usize = size_of::<b::rxe_sge>();
+
+/// What the SRQ lock protects.
+struct Inner {
+    rq: FromClient,
+    max_sge: u32,
+    /// Below this many posted WQEs the limit event fires (0: disarmed).
+    limit: u32,
+    /// The user context's mapping of `rq`.
+    mmap: Option<MmapEntry>,
+}
+
+/// What QPs using the SRQ share.
+pub(crate) struct SrqShared {
+    inner: Pin<KBox<SpinLockBh<Inner>>>,
+}
+
+/// The SRQs of a device by number.
+pub(crate) type SrqTable = IdTable<SrqShared>;
+
+/// A shared receive queue (the driver data of an `ib_srq`).
+pub(crate) struct Srq {
+    num: u32,
+    shared: Arc<SrqShared>,
+    table: Arc<SrqTable>,
+}
+
+impl Drop for Srq {
+    fn drop(&mut self) {
+        self.table.remove(self.num);
+    }
+}
+
+/// A new receive queue for `max_wr` WQEs of `max_sge` SGEs; with its mapping and where it is,
+/// for userspace.
+fn new_queue(
+    max_wr: u32,
+    max_sge: u32,
+    udata: &Udata<'_>,
+) -> Result<(FromClient, Option<MmapEntry>, b::mminfo)> {
+    let rq = FromClient::new(
+        max_wr,
+        size_of::<b::rxe_recv_wqe>() + max_sge as usize * SGE_SIZE,
+    )?;
+    let mut mi = b::mminfo::default();
+    if !udata.is_user() {
+        return Ok((rq, None, mi));
+    }
+    let entry = MmapEntry::insert(udata, rq.mem().clone())?;
+    mi.offset = entry.offset();
+    mi.size = u32::try_from(rq.mem().size()).map_err(|_| EINVAL)?;
+    Ok((rq, Some(entry), mi))
+}
+
+/// Checks a requested number of WQEs.
+fn check_max_wr(max_wr: u32) -> Result<u32> {
+    if max_wr == 0 || max_wr > params::MAX_SRQ_WR as u32 {
+        return Err(EINVAL);
+    }
+    Ok(max_wr)
+}
+
+impl Srq {
+    /// Creates an SRQ; writes back its capacities.
+    pub(crate) fn new(
+        dev: &Device<RrxeDev>,
+        attr: &mut SrqAttr,
+        srq_type: u32,
+        udata: &mut Udata<'_>,
+    ) -> Result<Self> {
+        if srq_type != b::ib_srq_type_IB_SRQT_BASIC {
+            return Err(eopnotsupp());
+        }
+        let max_wr = check_max_wr(attr.max_wr)?;
+        if attr.max_sge > params::MAX_SRQ_SGE as u32 {
+            return Err(EINVAL);
+        }
+        let max_sge = attr.max_sge.max(1);
+        let (rq, mmap, mi) = new_queue(max_wr, max_sge, udata)?;
+        if attr.srq_limit > rq.capacity() {
+            return Err(EINVAL);
+        }
+        attr.max_wr = rq.capacity();
+        attr.max_sge = max_sge;
+        let limit = attr.srq_limit;
+        let table = dev.data().srqs().clone();
+        let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
+        let shared = KBox::pin_init(
+            new_spinlock_bh!(
+                Inner {
+                    rq,
+                    max_sge,
+                    limit,
+                    mmap,
+                },
+                "rrxe:srq"
+            ),
+            GFP_KERNEL,
+        )
+        .and_then(|inner| Ok(Arc::new(SrqShared { inner }, GFP_KERNEL)?))
+        .inspect_err(|_| table.unreserve(num))?;
+        table.fill(num, shared.clone());
+        let srq = Self { num, shared, table };
+        udata.write_response(&b::rxe_create_srq_resp {
+            mi,
+            srq_num: num,
+            reserved: 0,
+        })?;
+        Ok(srq)
+    }
+
+    /// Resizes (`IB_SRQ_MAX_WR`, keeping posted WQEs) and/or sets the limit (`IB_SRQ_LIMIT`).
+    pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, udata: &mut Udata<'_>) -> Result {
+        let known = b::ib_srq_attr_mask_IB_SRQ_MAX_WR | b::ib_srq_attr_mask_IB_SRQ_LIMIT;
+        if mask & !known != 0 {
+            return Err(EINVAL);
+        }
+        if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+            let max_wr = check_max_wr(attr.max_wr)?;
+            // The new queue's mapping goes where the command says (rxe ABI).
+            let mi_addr = if udata.is_user() {
+                Some(
+                    udata
+                        .read_command::<b::rxe_modify_srq_cmd>()?
+                        .mmap_info_addr,
+                )
+            } else {
+                None
+            };
+            let max_sge = self.shared.inner.lock().max_sge;
+            let (mut rq, mmap, mi) = new_queue(max_wr, max_sge, udata)?;
+            let old = {
+                let mut inner = self.shared.inner.lock();
+                if inner.limit > rq.capacity() {
+                    return Err(EINVAL);
+                }
+                rq.take_from(&inner.rq)?;
+                (
+                    core::mem::replace(&mut inner.rq, rq),
+                    core::mem::replace(&mut inner.mmap, mmap),
+                )
+            };
+            // Freed outside the lock: removing a mapping and freeing memory may sleep.
+            drop(old);
+            if let Some(addr) = mi_addr {
+                udata.write_to_user(addr, &mi)?;
+            }
+        }
+        if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
+            let mut inner = self.shared.inner.lock();
+            if attr.srq_limit > inner.rq.capacity() {
+                return Err(EINVAL);
+            }
+            inner.limit = attr.srq_limit;
+        }
+        Ok(())
+    }
+
+    /// Reports the capacities and limit.
+    pub(crate) fn query(&self, attr: &mut SrqAttr) -> Result {
+        let inner = self.shared.inner.lock();
+        attr.max_wr = inner.rq.capacity();
+        attr.max_sge = inner.max_sge;
+        attr.srq_limit = inner.limit;
+        Ok(())
+    }
+}
