@@ -164,6 +164,18 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// Memory window data.
+    type Mw: Send + Sync;
+
+    /// Allocates a memory window of `mw_type` (`IB_MW_TYPE_*`); returns it and its rkey.
+    fn alloc_mw(
+        _dev: &Device<Self>,
+        _mw_type: u32,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Mw, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// Address handle data.
     type Ah: Send + Sync;
 
@@ -583,6 +595,16 @@ impl<T: DeviceOps> Device<T> {
             } else {
                 None
             },
+            alloc_mw: if T::HAS_ALLOC_MW {
+                Some(Self::alloc_mw_cb)
+            } else {
+                None
+            },
+            dealloc_mw: if T::HAS_ALLOC_MW {
+                Some(Self::dealloc_mw_cb)
+            } else {
+                None
+            },
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
@@ -590,6 +612,7 @@ impl<T: DeviceOps> Device<T> {
             size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
             size_ib_ah: size_of::<CoreObj<bindings::ib_ah, T::Ah>>(),
             size_ib_srq: size_of::<CoreObj<bindings::ib_srq, T::Srq>>(),
+            size_ib_mw: size_of::<CoreObj<bindings::ib_mw, T::Mw>>(),
             ..Default::default()
         }
     }
@@ -1291,6 +1314,46 @@ impl<T: DeviceOps> Device<T> {
             T::query_srq(data, attr)?;
             Ok(0)
         })
+    }
+
+    /// C entry point `alloc_mw_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn alloc_mw_cb(
+        mw: *mut bindings::ib_mw,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The core allocated `size_ib_mw` bytes with `device` and `type` set;
+            // `udata` is null or the request's.
+            let (dev, mw_type, mut udata) = unsafe {
+                (
+                    Self::from_raw((*mw).device),
+                    (*mw).type_,
+                    Udata::from_raw(udata),
+                )
+            };
+            let (data, rkey) = T::alloc_mw(dev, mw_type, &mut udata)?;
+            // SAFETY: As in `alloc_pd_cb`; `rkey` is the core's field for the key.
+            unsafe {
+                CoreObj::init(mw, data);
+                (*mw).rkey = rkey;
+            }
+            Ok(0)
+        })
+    }
+
+    /// C entry point `dealloc_mw_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn dealloc_mw_cb(mw: *mut bindings::ib_mw) -> ffi::c_int {
+        // SAFETY: `alloc_mw_cb` initialised the data; the core frees the object afterwards.
+        unsafe { CoreObj::<bindings::ib_mw, T::Mw>::drop_data(mw) };
+        0
     }
 
     /// C entry point `dealloc_driver_cb`.

@@ -21,6 +21,7 @@ use crate::{
         },
     },
     mr::{KeyGen, Mr, MrTable},
+    mw::{Mw, MwTable},
     net::NetAttachment,
     params,
     pd::Pd,
@@ -51,6 +52,8 @@ pub(crate) struct RrxeDev {
     srqs: Arc<SrqTable>,
     /// The MRs by index, and their key parts.
     mrs: Arc<MrTable>,
+    /// The MWs by index.
+    mws: Arc<MwTable>,
     keys: KeyGen,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
@@ -67,6 +70,7 @@ impl RrxeDev {
             ahs: AhTable::new()?,
             srqs: SrqTable::new()?,
             mrs: MrTable::new()?,
+            mws: MwTable::new()?,
             keys: KeyGen::new(),
             _net: net,
         })
@@ -92,7 +96,12 @@ impl RrxeDev {
         &self.mrs
     }
 
-    /// The generator of MR key parts.
+    /// The MWs by index.
+    pub(crate) fn mws(&self) -> &Arc<MwTable> {
+        &self.mws
+    }
+
+    /// The generator of MR and MW key parts.
     pub(crate) fn keys(&self) -> &KeyGen {
         &self.keys
     }
@@ -132,6 +141,7 @@ impl DeviceOps for RrxeDev {
     type Mr = Mr;
     type Ah = Ah;
     type Srq = Srq;
+    type Mw = Mw;
 
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr, udata: (usize, usize)) -> Result {
         // The rxe ABI carries no driver data for this verb.
@@ -271,6 +281,10 @@ impl DeviceOps for RrxeDev {
 
     fn query_srq(srq: &Srq, attr: &mut SrqAttr) -> Result {
         srq.query(attr)
+    }
+
+    fn alloc_mw(dev: &Device<Self>, mw_type: u32, _udata: &mut Udata<'_>) -> Result<(Mw, u32)> {
+        Mw::new(dev, mw_type)
     }
 
     fn hw_stats() -> &'static HwStats {

@@ -54,7 +54,8 @@ impl KeyGen {
         Self(AtomicU8::new(0))
     }
 
-    fn next(&self) -> u8 {
+    /// The next key part.
+    pub(crate) fn next(&self) -> u8 {
         self.0.fetch_add(1, Ordering::Relaxed)
     }
 }

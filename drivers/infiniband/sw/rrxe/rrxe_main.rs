@@ -26,6 +26,7 @@ mod cq;
 mod device;
 mod link;
 mod mr;
+mod mw;
 mod net;
 mod params;
 mod pd;
