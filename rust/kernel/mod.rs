@@ -10,4 +10,5 @@ pub mod layout;
 pub mod net;
 pub mod rdma;
 pub mod sync;
+pub mod vec;
 pub mod xarray;

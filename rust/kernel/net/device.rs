@@ -123,6 +123,18 @@ impl NetDevice {
         eui
     }
 
+    /// Adds `addr` to the device's multicast filter (reference counted by the core).
+    pub fn mc_add(&self, addr: &[u8; 6]) -> Result {
+        // SAFETY: The device is valid; `addr` is a 6-byte address.
+        kernel::error::to_result(unsafe { bindings::dev_mc_add(self.as_raw(), addr.as_ptr()) })
+    }
+
+    /// Removes one reference to `addr` from the device's multicast filter.
+    pub fn mc_del(&self, addr: &[u8; 6]) -> Result {
+        // SAFETY: As in `mc_add`.
+        kernel::error::to_result(unsafe { bindings::dev_mc_del(self.as_raw(), addr.as_ptr()) })
+    }
+
     /// The parent device of the netdev (e.g. its virtio or PCI function), if any.
     pub(crate) fn parent_raw(&self) -> *mut bindings::device {
         // SAFETY: The device is valid; `dev.parent` is set before registration.

@@ -164,6 +164,16 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// Attaches `qp` to the multicast group `gid` (the core checked the GID and QP type).
+    fn attach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Detaches `qp` from the multicast group `gid`.
+    fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// Memory window data.
     type Mw: Send + Sync;
 
@@ -276,10 +286,7 @@ impl<T: DeviceOps> Registry<T> {
     fn remove(&self, dev: *mut bindings::ib_device) {
         let mut devices = self.devices.lock();
         if let Some(i) = devices.iter().position(|d| *d == dev as usize) {
-            let last = devices.len() - 1;
-            devices.swap(i, last);
-            // SAFETY: `last < len`, and the dropped element is a plain `usize`.
-            unsafe { devices.set_len(last) };
+            crate::ext::vec::swap_remove(&mut devices, i);
         }
     }
 
@@ -602,6 +609,16 @@ impl<T: DeviceOps> Device<T> {
             },
             dealloc_mw: if T::HAS_ALLOC_MW {
                 Some(Self::dealloc_mw_cb)
+            } else {
+                None
+            },
+            attach_mcast: if T::HAS_ATTACH_MCAST {
+                Some(Self::attach_mcast_cb)
+            } else {
+                None
+            },
+            detach_mcast: if T::HAS_DETACH_MCAST {
+                Some(Self::detach_mcast_cb)
             } else {
                 None
             },
@@ -1354,6 +1371,54 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: `alloc_mw_cb` initialised the data; the core frees the object afterwards.
         unsafe { CoreObj::<bindings::ib_mw, T::Mw>::drop_data(mw) };
         0
+    }
+
+    /// C entry point `attach_mcast_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn attach_mcast_cb(
+        qp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A QP of ours, initialised; `gid` is valid.
+            let (dev, data, gid) = unsafe {
+                (
+                    Self::from_raw((*qp).device),
+                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    (*gid).raw.as_ref(),
+                )
+            };
+            T::attach_mcast(dev, data, gid)?;
+            Ok(0)
+        })
+    }
+
+    /// C entry point `detach_mcast_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn detach_mcast_cb(
+        qp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: As in `attach_mcast_cb`.
+            let (dev, data, gid) = unsafe {
+                (
+                    Self::from_raw((*qp).device),
+                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    (*gid).raw.as_ref(),
+                )
+            };
+            T::detach_mcast(dev, data, gid)?;
+            Ok(0)
+        })
     }
 
     /// C entry point `dealloc_driver_cb`.

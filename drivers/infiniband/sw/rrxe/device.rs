@@ -20,6 +20,7 @@ use crate::{
             udata::Udata,
         },
     },
+    mcast::{self, Groups},
     mr::{KeyGen, Mr, MrTable},
     mw::{Mw, MwTable},
     net::NetAttachment,
@@ -29,7 +30,11 @@ use crate::{
     srq::{Srq, SrqTable},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// The port number of the one port.
 const PORT: u32 = 1;
@@ -55,6 +60,8 @@ pub(crate) struct RrxeDev {
     /// The MWs by index.
     mws: Arc<MwTable>,
     keys: KeyGen,
+    /// Multicast groups.
+    mcast: Pin<KBox<Mutex<Groups>>>,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
 }
@@ -72,6 +79,7 @@ impl RrxeDev {
             mrs: MrTable::new()?,
             mws: MwTable::new()?,
             keys: KeyGen::new(),
+            mcast: KBox::pin_init(new_mutex!(Groups::new(), "rrxe:mcast"), GFP_KERNEL)?,
             _net: net,
         })
     }
@@ -94,6 +102,11 @@ impl RrxeDev {
     /// The MRs by index.
     pub(crate) fn mrs(&self) -> &Arc<MrTable> {
         &self.mrs
+    }
+
+    /// The multicast groups.
+    pub(crate) fn mcast(&self) -> &Mutex<Groups> {
+        &self.mcast
     }
 
     /// The MWs by index.
@@ -281,6 +294,14 @@ impl DeviceOps for RrxeDev {
 
     fn query_srq(srq: &Srq, attr: &mut SrqAttr) -> Result {
         srq.query(attr)
+    }
+
+    fn attach_mcast(dev: &Device<Self>, qp: &Qp, gid: &[u8; 16]) -> Result {
+        mcast::attach(dev, qp.qpn(), gid)
+    }
+
+    fn detach_mcast(dev: &Device<Self>, qp: &Qp, gid: &[u8; 16]) -> Result {
+        mcast::detach(dev, qp.qpn(), gid)
     }
 
     fn alloc_mw(dev: &Device<Self>, mw_type: u32, _udata: &mut Udata<'_>) -> Result<(Mw, u32)> {

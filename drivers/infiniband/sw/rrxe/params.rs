@@ -34,8 +34,8 @@ const MAX_RES_RD_ATOM: i32 = 0x3f000;
 /// Most address handles.
 const MAX_AH: i32 = (1 << 15) - 1;
 /// Multicast groups, QPs per group and attachments in all.
-const MAX_MCAST_GRP: i32 = 8192;
-const MAX_MCAST_QP_ATTACH: i32 = 56;
+pub(crate) const MAX_MCAST_GRP: i32 = 8192;
+pub(crate) const MAX_MCAST_QP_ATTACH: i32 = 56;
 const MAX_TOTAL_MCAST_QP_ATTACH: i32 = 0x70000;
 /// Pages in a fast-registration list.
 const MAX_FAST_REG_PAGE_LIST_LEN: u32 = 512;

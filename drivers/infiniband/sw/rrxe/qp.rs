@@ -289,6 +289,11 @@ impl Qp {
         Ok((Qp { shared, table }, qpn))
     }
 
+    /// The QP number.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.shared.qpn
+    }
+
     /// Applies the attributes selected by `mask`.
     pub(crate) fn modify(&self, attr: &QpAttr, mask: u32) -> Result {
         if mask & !STANDARD_BITS != 0 {

@@ -25,6 +25,7 @@ mod counters;
 mod cq;
 mod device;
 mod link;
+mod mcast;
 mod mr;
 mod mw;
 mod net;
