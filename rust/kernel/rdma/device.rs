@@ -474,6 +474,16 @@ impl<T: DeviceOps> Device<T> {
     }
 
     fn ops(module: &'static ThisModule) -> bindings::ib_device_ops {
+        // The operation `f` if the driver implements it (`has`).
+        macro_rules! op {
+            ($has:expr, $f:expr) => {
+                if $has {
+                    Some($f)
+                } else {
+                    None
+                }
+            };
+        }
         bindings::ib_device_ops {
             owner: module.as_ptr(),
             driver_id: T::DRIVER_ID,
@@ -485,143 +495,35 @@ impl<T: DeviceOps> Device<T> {
             query_pkey: Some(Self::query_pkey_cb),
             alloc_ucontext: Some(Self::alloc_ucontext_cb),
             dealloc_ucontext: Some(Self::dealloc_ucontext_cb),
-            alloc_hw_port_stats: if T::HAS_GET_HW_STATS {
-                Some(Self::alloc_hw_port_stats_cb)
-            } else {
-                None
-            },
-            get_hw_stats: if T::HAS_GET_HW_STATS {
-                Some(Self::get_hw_stats_cb)
-            } else {
-                None
-            },
+            alloc_hw_port_stats: op!(T::HAS_GET_HW_STATS, Self::alloc_hw_port_stats_cb),
+            get_hw_stats: op!(T::HAS_GET_HW_STATS, Self::get_hw_stats_cb),
             mmap: Some(Self::mmap_cb),
             mmap_free: Some(Self::mmap_free_cb),
-            alloc_pd: if T::HAS_ALLOC_PD {
-                Some(Self::alloc_pd_cb)
-            } else {
-                None
-            },
-            dealloc_pd: if T::HAS_ALLOC_PD {
-                Some(Self::dealloc_pd_cb)
-            } else {
-                None
-            },
-            create_cq: if T::HAS_CREATE_CQ {
-                Some(Self::create_cq_cb)
-            } else {
-                None
-            },
-            destroy_cq: if T::HAS_CREATE_CQ {
-                Some(Self::destroy_cq_cb)
-            } else {
-                None
-            },
-            resize_cq: if T::HAS_RESIZE_CQ {
-                Some(Self::resize_cq_cb)
-            } else {
-                None
-            },
-            req_notify_cq: if T::HAS_REQ_NOTIFY_CQ {
-                Some(Self::req_notify_cq_cb)
-            } else {
-                None
-            },
-            create_qp: if T::HAS_CREATE_QP {
-                Some(Self::create_qp_cb)
-            } else {
-                None
-            },
-            destroy_qp: if T::HAS_CREATE_QP {
-                Some(Self::destroy_qp_cb)
-            } else {
-                None
-            },
-            modify_qp: if T::HAS_MODIFY_QP {
-                Some(Self::modify_qp_cb)
-            } else {
-                None
-            },
-            query_qp: if T::HAS_QUERY_QP {
-                Some(Self::query_qp_cb)
-            } else {
-                None
-            },
-            reg_user_mr: if T::HAS_REG_USER_MR {
-                Some(Self::reg_user_mr_cb)
-            } else {
-                None
-            },
-            get_dma_mr: if T::HAS_GET_DMA_MR {
-                Some(Self::get_dma_mr_cb)
-            } else {
-                None
-            },
-            dereg_mr: if T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR {
-                Some(Self::dereg_mr_cb)
-            } else {
-                None
-            },
-            create_ah: if T::HAS_CREATE_AH {
-                Some(Self::create_ah_cb)
-            } else {
-                None
-            },
-            create_user_ah: if T::HAS_CREATE_AH {
-                Some(Self::create_ah_cb)
-            } else {
-                None
-            },
-            destroy_ah: if T::HAS_CREATE_AH {
-                Some(Self::destroy_ah_cb)
-            } else {
-                None
-            },
-            query_ah: if T::HAS_QUERY_AH {
-                Some(Self::query_ah_cb)
-            } else {
-                None
-            },
-            create_srq: if T::HAS_CREATE_SRQ {
-                Some(Self::create_srq_cb)
-            } else {
-                None
-            },
-            destroy_srq: if T::HAS_CREATE_SRQ {
-                Some(Self::destroy_srq_cb)
-            } else {
-                None
-            },
-            modify_srq: if T::HAS_MODIFY_SRQ {
-                Some(Self::modify_srq_cb)
-            } else {
-                None
-            },
-            query_srq: if T::HAS_QUERY_SRQ {
-                Some(Self::query_srq_cb)
-            } else {
-                None
-            },
-            alloc_mw: if T::HAS_ALLOC_MW {
-                Some(Self::alloc_mw_cb)
-            } else {
-                None
-            },
-            dealloc_mw: if T::HAS_ALLOC_MW {
-                Some(Self::dealloc_mw_cb)
-            } else {
-                None
-            },
-            attach_mcast: if T::HAS_ATTACH_MCAST {
-                Some(Self::attach_mcast_cb)
-            } else {
-                None
-            },
-            detach_mcast: if T::HAS_DETACH_MCAST {
-                Some(Self::detach_mcast_cb)
-            } else {
-                None
-            },
+            alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd_cb),
+            dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd_cb),
+            create_cq: op!(T::HAS_CREATE_CQ, Self::create_cq_cb),
+            destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq_cb),
+            resize_cq: op!(T::HAS_RESIZE_CQ, Self::resize_cq_cb),
+            req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq_cb),
+            create_qp: op!(T::HAS_CREATE_QP, Self::create_qp_cb),
+            destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp_cb),
+            modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp_cb),
+            query_qp: op!(T::HAS_QUERY_QP, Self::query_qp_cb),
+            reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr_cb),
+            get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr_cb),
+            dereg_mr: op!(T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR, Self::dereg_mr_cb),
+            create_ah: op!(T::HAS_CREATE_AH, Self::create_ah_cb),
+            create_user_ah: op!(T::HAS_CREATE_AH, Self::create_ah_cb),
+            destroy_ah: op!(T::HAS_CREATE_AH, Self::destroy_ah_cb),
+            query_ah: op!(T::HAS_QUERY_AH, Self::query_ah_cb),
+            create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq_cb),
+            destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq_cb),
+            modify_srq: op!(T::HAS_MODIFY_SRQ, Self::modify_srq_cb),
+            query_srq: op!(T::HAS_QUERY_SRQ, Self::query_srq_cb),
+            alloc_mw: op!(T::HAS_ALLOC_MW, Self::alloc_mw_cb),
+            dealloc_mw: op!(T::HAS_ALLOC_MW, Self::dealloc_mw_cb),
+            attach_mcast: op!(T::HAS_ATTACH_MCAST, Self::attach_mcast_cb),
+            detach_mcast: op!(T::HAS_DETACH_MCAST, Self::detach_mcast_cb),
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),

@@ -7,25 +7,8 @@ import sys
 
 from pyverbs.cq import CQ
 from pyverbs.device import Context
-from pyverbs.pyverbs_error import PyverbsRDMAError
 
-failed = 0
-
-
-def check(desc, cond):
-    global failed
-    print(("ok - " if cond else "not ok - ") + desc)
-    failed += not cond
-
-
-def fails_with(desc, err, fn):
-    try:
-        fn()
-    except PyverbsRDMAError as e:
-        check(f"{desc}: {e.error_code} == {err}", e.error_code == err)
-        return
-    check(f"{desc}: did not fail", False)
-
+from tap import check, done, fails_with
 
 ctx = Context(name=sys.argv[1])
 max_cqe = ctx.query_device().max_cqe
@@ -48,4 +31,4 @@ check("200 CQs of assorted sizes created and destroyed", True)
 big.close()
 cq.close()
 ctx.close()
-sys.exit(1 if failed else 0)
+done()

@@ -26,7 +26,7 @@ gunzip -f /tmp/pyroot/tmp/tests/*.gz
 gid=${RRXE_GID_INDEX:-1}
 case ${1:-} in
 *.py)
-	cp "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/$1" /tmp/pyroot/tmp/tests/
+	cp "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}"/*.py /tmp/pyroot/tmp/tests/
 	cmd="python3 $1 $dev"
 	;;
 *) cmd="python3 run_tests.py --dev $dev --gid $gid -v $*" ;;

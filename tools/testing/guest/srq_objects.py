@@ -7,28 +7,11 @@ import sys
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.pd import PD
-from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 import pyverbs.enums as e
 
-failed = 0
-
-
-def check(desc, cond):
-    global failed
-    print(("ok - " if cond else "not ok - ") + desc)
-    failed += not cond
-
-
-def fails_with(desc, err, fn):
-    try:
-        fn()
-    except PyverbsRDMAError as ex:
-        check(f"{desc}: errno {ex.error_code} == {err}", ex.error_code == err)
-        return
-    check(f"{desc}: did not fail", False)
-
+from tap import check, done, fails_with
 
 ctx = Context(name=sys.argv[1])
 dev_attr = ctx.query_device()
@@ -61,4 +44,4 @@ check("200 SRQs of assorted sizes", True)
 cq.close()
 pd.close()
 ctx.close()
-sys.exit(1 if failed else 0)
+done()

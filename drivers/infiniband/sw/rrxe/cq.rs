@@ -16,7 +16,7 @@ use crate::{
         sync::SpinLockBh,
     },
     new_spinlock_bh,
-    queue::ToClient,
+    queue::{map, ToClient},
 };
 use core::mem::size_of;
 use kernel::prelude::*;
@@ -47,19 +47,6 @@ pub(crate) struct Cq {
     inner: Pin<KBox<SpinLockBh<Inner>>>,
 }
 
-/// For a userspace CQ, makes `queue` mappable and says where: the `mminfo` of the create
-/// and resize responses.
-fn map(queue: &ToClient, udata: &Udata<'_>) -> Result<(Option<MmapEntry>, b::mminfo)> {
-    let mut mi = b::mminfo::default();
-    if !udata.is_user() {
-        return Ok((None, mi));
-    }
-    let entry = MmapEntry::insert(udata, queue.mem().clone())?;
-    mi.offset = entry.offset();
-    mi.size = u32::try_from(queue.mem().size()).map_err(|_| EINVAL)?;
-    Ok((Some(entry), mi))
-}
-
 impl Cq {
     /// Creates a CQ for `attr`; returns it and its capacity.
     pub(crate) fn new(
@@ -77,7 +64,7 @@ impl Cq {
             return Err(EINVAL);
         }
         let queue = ToClient::new(attr.cqe, ELEM_SIZE)?;
-        let (mmap, mi) = map(&queue, udata)?;
+        let (mmap, mi) = map(queue.mem(), udata)?;
         udata.write_response(&b::rxe_create_cq_resp { mi })?;
         let cqe = queue.capacity();
         let inner = KBox::pin_init(
@@ -104,7 +91,7 @@ impl Cq {
         // failure leaves the CQ as it was. Userspace does not poll this CQ while it resizes
         // it (librxe holds its CQ lock); the completion path is excluded by the lock.
         let mut queue = ToClient::new(cqe, ELEM_SIZE)?;
-        let (mmap, mi) = map(&queue, udata)?;
+        let (mmap, mi) = map(queue.mem(), udata)?;
         let capacity = queue.capacity();
         let old = {
             let mut inner = self.inner.lock();

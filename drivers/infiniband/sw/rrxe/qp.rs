@@ -21,7 +21,7 @@ use crate::{
         xarray::IdTable,
     },
     new_spinlock_bh, params,
-    queue::FromClient,
+    queue::{map, FromClient},
 };
 use core::mem::{offset_of, size_of};
 use kernel::{prelude::*, sync::Arc};
@@ -184,18 +184,6 @@ fn check_cap(cap: &QpCap, has_srq: bool) -> Result {
     Ok(())
 }
 
-/// Maps a queue for a userspace QP and says where.
-fn map(q: &FromClient, udata: &Udata<'_>) -> Result<(Option<MmapEntry>, b::mminfo)> {
-    let mut mi = b::mminfo::default();
-    if !udata.is_user() {
-        return Ok((None, mi));
-    }
-    let entry = MmapEntry::insert(udata, q.mem().clone())?;
-    mi.offset = entry.offset();
-    mi.size = u32::try_from(q.mem().size()).map_err(|_| EINVAL)?;
-    Ok((Some(entry), mi))
-}
-
 impl Qp {
     /// Creates a QP; returns it and its number.
     pub(crate) fn new(
@@ -242,9 +230,9 @@ impl Qp {
         };
         let cap = copy_cap(cap);
 
-        let (sq_mmap, sq_mi) = map(&sq, udata)?;
+        let (sq_mmap, sq_mi) = map(sq.mem(), udata)?;
         let (rq_mmap, rq_mi) = match rq.as_ref() {
-            Some(rq) => map(rq, udata)?,
+            Some(rq) => map(rq.mem(), udata)?,
             None => (None, b::mminfo::default()),
         };
         udata.write_response(&b::rxe_create_qp_resp { rq_mi, sq_mi })?;

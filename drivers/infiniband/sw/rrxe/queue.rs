@@ -9,7 +9,10 @@
 //! of a work queue) lives in a private copy; the other side is read from the shared page,
 //! where userspace can write anything, and is masked before use.
 
-use crate::{bindings as b, ext::rdma::shared::SharedMem};
+use crate::{
+    bindings as b,
+    ext::rdma::{mmap::MmapEntry, shared::SharedMem, udata::Udata},
+};
 use core::mem::{offset_of, size_of};
 use kernel::{prelude::*, sync::Arc};
 
@@ -67,6 +70,22 @@ impl Ring {
     fn elem_size(&self) -> usize {
         1 << self.log2_elem
     }
+}
+
+/// For a userspace object, makes a queue's memory mappable and says where (the `mminfo` of
+/// create and resize responses); nothing for kernel consumers.
+pub(crate) fn map(
+    mem: &Arc<SharedMem>,
+    udata: &Udata<'_>,
+) -> Result<(Option<MmapEntry>, b::mminfo)> {
+    let mut mi = b::mminfo::default();
+    if !udata.is_user() {
+        return Ok((None, mi));
+    }
+    let entry = MmapEntry::insert(udata, mem.clone())?;
+    mi.offset = entry.offset();
+    mi.size = u32::try_from(mem.size()).map_err(|_| EINVAL)?;
+    Ok((Some(entry), mi))
 }
 
 /// Copies `count` elements of `from`, starting at index `first`, to the start of `to` (of

@@ -17,7 +17,7 @@ use crate::{
         xarray::IdTable,
     },
     new_spinlock_bh, params,
-    queue::FromClient,
+    queue::{map, FromClient},
 };
 use core::mem::size_of;
 use kernel::{prelude::*, sync::Arc};
@@ -69,14 +69,8 @@ fn new_queue(
         max_wr,
         size_of::<b::rxe_recv_wqe>() + max_sge as usize * SGE_SIZE,
     )?;
-    let mut mi = b::mminfo::default();
-    if !udata.is_user() {
-        return Ok((rq, None, mi));
-    }
-    let entry = MmapEntry::insert(udata, rq.mem().clone())?;
-    mi.offset = entry.offset();
-    mi.size = u32::try_from(rq.mem().size()).map_err(|_| EINVAL)?;
-    Ok((rq, Some(entry), mi))
+    let (mmap, mi) = map(rq.mem(), udata)?;
+    Ok((rq, mmap, mi))
 }
 
 /// Checks a requested number of WQEs.
