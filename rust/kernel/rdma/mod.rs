@@ -3,11 +3,15 @@
 //! The RDMA core: devices, their verbs operations and `rdma link` types.
 
 pub mod ah;
+mod callbacks;
 pub mod device;
 pub mod link;
 pub mod mmap;
 pub mod mr;
+mod object;
+pub mod ops;
 pub mod qp;
+pub mod registry;
 pub mod shared;
 pub mod stats;
 pub mod udata;

@@ -3,7 +3,7 @@
 //! Queue pair support: creation attributes, references to the CQs a QP completes into,
 //! and the IBTA QP state table.
 
-use super::device::{CoreObj, DeviceOps};
+use super::{object::CoreObj, ops::DeviceOps};
 use crate::bindings;
 use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
 
