@@ -1,0 +1,325 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make bench` (tools/bench/bench, vm-run --provider rxe, one VM): the
+# perftest matrix in loopback (server and client on one device), for C rdma_rxe and then
+# rrxe in the same boot. Repetitions alternate the order (rxe rrxe, rrxe rxe, ...) so
+# that drifting host load hits both providers alike.
+#
+# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS
+#   QUICK=1: the 64 KiB points only. BUDGET_SECS: tests that could not finish within it
+#   (from the script's start) are skipped, so the results always reach the host.
+#
+# Results go to the kernel log (/dev/kmsg: printk lines are never split by other console
+# output), one record a line, read by the host from the serial log:
+#   BENCH <provider> <test> <size> <rep> <metric> <value>
+#     metric status: ok | fail | timeout | skipped; error: text; side: client|server;
+#     numbers: bw_avg bw_peak (MB/s = MiB/s), msgrate (Mpps), t_min t_typical t_avg
+#     t_p99 t_max (usec), iters, tries, secs (wall time of the run)
+#   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
+# Lines starting with "bench " are progress for humans.
+set -euo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+
+reps=${1:-3}
+quick=${2:-0}
+budget=${3:-3600}
+start=$(date +%s)
+deadline=$((start + budget))
+test_to=${BENCH_TEST_TIMEOUT:-60} # seconds per perftest run (server and client)
+probe_to=30
+
+# Write to the kernel log. Colons are dropped from free text, so that nothing looks like
+# a kernel problem report ("BUG:", "WARNING:") to vm-run.
+klog() {
+	local s=${*//:/}
+	echo "${s:0:900}" >/dev/kmsg
+}
+note() { klog "BENCH-NOTE $1 ${*:2}"; }
+meta() { klog "BENCH-META $*"; }
+say() { klog "bench $*"; }
+
+# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0); only one can be loaded at a time.
+declare -A mod_of=([rxe]=rdma_rxe [rrxe]=rrxe) dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
+declare -A usable=([rxe]=1 [rrxe]=1) hangs=([rxe]=0 [rrxe]=0)
+cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}
+
+# use_provider P: unload the other driver, load P, create its device.
+use_provider() {
+	local p=$1 o
+	[ "$cur" != "$p" ] || return 0
+	cur=none
+	for o in rxe rrxe; do
+		[ "$o" != "$p" ] || continue
+		if [ -e "/sys/class/infiniband/${dev_of[$o]}" ]; then
+			rdma link delete "${dev_of[$o]}" || { note "$p" "rdma link delete ${dev_of[$o]} failed"; return 1; }
+		fi
+		if [ -e "/sys/module/${mod_of[$o]}" ]; then
+			rmmod "${mod_of[$o]}" || { note "$p" "rmmod ${mod_of[$o]} failed"; return 1; }
+		fi
+	done
+	modprobe "${mod_of[$p]}" || { note "$p" "modprobe ${mod_of[$p]} failed"; return 1; }
+	rdma link add "${dev_of[$p]}" type "$p" netdev eth0 || { note "$p" "rdma link add failed"; return 1; }
+	wait_gid "${dev_of[$p]}" 10 || { note "$p" "no RoCE v2 IPv4 GID on ${dev_of[$p]}"; return 1; }
+	cur=$p dev=${dev_of[$p]}
+	gid=$(gid_index "$dev")
+}
+
+# --- One perftest run.
+port=18515
+
+# listening PORT: some socket listens on TCP PORT.
+listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	{ cat /proc/net/tcp; cat /proc/net/tcp6 2>/dev/null || :; } |
+		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
+}
+
+TEST= # the perftest binary of the current run
+
+# first_error FILE: the line of a perftest log that says what went wrong.
+first_error() {
+	{ grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
+		grep -v '^[ -]*$' "$1" | tail -n 1; } | tr -s ' \t' ' ' | cut -c 1-200 || :
+}
+
+# result_row FILE: the first row under perftest's "#bytes" header.
+result_row() {
+	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
+}
+
+# pair SECS TEST ARGS...: server then client (127.0.0.1) on $dev, each under a time limit.
+# Sets P_ST (ok|fail|timeout), P_ERR, P_SECS; logs in /tmp/srv.log and /tmp/cli.log.
+pair() {
+	local secs=$1 t0 spid cst=0 sst=0 up=0
+	shift
+	port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
+	t0=$EPOCHREALTIME
+	: >/tmp/cli.log
+	timeout -k 5 "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" >/tmp/srv.log 2>&1 &
+	spid=$!
+	# Until the server listens; its own time limit ends the wait if it never does.
+	while kill -0 "$spid" 2>/dev/null; do
+		if listening "$port"; then
+			up=1
+			break
+		fi
+		sleep 0.1
+	done
+	if [ "$up" = 1 ]; then
+		run_to "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" 127.0.0.1 >/tmp/cli.log 2>&1 || cst=$?
+		[ "$cst" = 0 ] || kill "$spid" 2>/dev/null || :
+	fi
+	wait "$spid" || sst=$?
+	P_SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	# busybox timeout exits with 143, not 124, on expiry (as run_to, judge by the clock).
+	if [ "$sst" -ge 124 ] && [ "${P_SECS%.*}" -ge "$secs" ]; then
+		sst=124
+	fi
+	P_ST=fail P_ERR=
+	if [ "$up" = 0 ] && [ "$sst" = 124 ]; then
+		P_ST=timeout P_ERR="the server did not listen within $secs s"
+	elif [ "$up" = 0 ]; then
+		P_ERR="the server exited (rc $sst) before listening - $(first_error /tmp/srv.log)"
+	elif [ "$cst" = 124 ]; then
+		P_ST=timeout P_ERR="no result from the client within $secs s"
+	elif [ "$cst" != 0 ]; then
+		P_ERR="client rc $cst - $(first_error /tmp/cli.log); server - $(first_error /tmp/srv.log)"
+	elif [ "$sst" = 124 ]; then
+		P_ST=timeout P_ERR="the server hung after the client finished"
+	elif [ "$sst" != 0 ]; then
+		P_ERR="server rc $sst - $(first_error /tmp/srv.log)"
+	else
+		P_ST=ok
+	fi
+}
+
+# dump_logs: the last lines of both sides, for a failed run.
+dump_logs() {
+	local f l
+	for f in /tmp/cli.log /tmp/srv.log; do
+		{ grep -v '^[ -]*$' "$f" || :; } | tail -n 4 |
+			while IFS= read -r l; do klog "bench   | ${f#/tmp/} $l"; done
+	done
+}
+
+# usable_row FILE: the result row of FILE if it holds numbers (a failed clock calibration
+# gives a message rate of 0 or inf usec; MB/s has two decimals, 0.00 for tiny messages).
+usable_row() {
+	local row c
+	row=$(result_row "$1")
+	read -r -a c <<<"$row"
+	case $TEST in
+	*_bw) [ "${#c[@]}" -ge 5 ] && [ "$(awk -v v="${c[4]}" 'BEGIN { print (v > 0) }')" = 1 ] ;;
+	*) [ "${#c[@]}" -ge 8 ] && [[ $row != *inf* && $row != *nan* ]] ;;
+	esac || return 1
+	echo "$row"
+}
+
+# parse_run: after pair, the result of $TEST: P_ST (ok|calib|fail|timeout), P_ERR,
+# P_SIDE and P_ROW. The ib_send_lat/ib_write_lat client sometimes prints inf: then the
+# server's row counts (ib_read_lat prints on the client only).
+parse_run() {
+	P_SIDE=client P_ROW=
+	[ "$P_ST" = ok ] || return 0
+	P_ROW=$(usable_row /tmp/cli.log) && return 0
+	if [[ $TEST == *_lat ]]; then
+		P_SIDE=server
+		P_ROW=$(usable_row /tmp/srv.log) && return 0
+	fi
+	if grep -qs "Correlation coefficient" /tmp/cli.log /tmp/srv.log; then
+		# perftest could not calibrate its cycle counter (a busy vCPU): not the driver.
+		P_ST=calib P_ERR="perftest clock calibration failed (r^2 < 0.9)"
+	else
+		P_ST=fail P_ERR="no usable result row ($(result_row /tmp/cli.log | tr -s ' \t' ' '))"
+	fi
+}
+
+# measure PROVIDER REP TEST SIZE ITERS [ARGS...]: one sample, as BENCH records. A failed
+# clock calibration is retried (up to 3 runs in all).
+measure() {
+	local p=$1 rep=$2 size=$4 iters=$5 try=1 summary c
+	TEST=$3
+	shift 5
+	rec() { klog "BENCH $p $TEST $size $rep $*"; }
+	if [ "${usable[$p]}" != 1 ] || [ "$cur" != "$p" ]; then
+		rec status skipped
+		rec error "$p not usable"
+		return 0
+	fi
+	local args=("$TEST" -n "$iters" "$@")
+	[ "$TEST" = ib_atomic_bw ] || args+=(-s "$size")
+	while :; do
+		if [ $(($(date +%s) + test_to)) -gt "$deadline" ]; then
+			rec status skipped
+			rec error "time budget of $budget s used up"
+			return 0
+		fi
+		pair "$test_to" "${args[@]}"
+		parse_run
+		if [ "$P_ST" != calib ] || [ $try -ge 3 ]; then
+			break
+		fi
+		say "$p rep $rep $TEST $size -> perftest clock calibration failed, again"
+		try=$((try + 1))
+	done
+	rec secs "$P_SECS"
+	rec iters "$iters"
+	rec tries "$try"
+	read -r -a c <<<"$P_ROW"
+	if [ "$P_ST" = ok ] && [[ $TEST == *_bw ]]; then
+		# bytes iterations peak average msgrate
+		rec bw_peak "${c[2]}"
+		rec bw_avg "${c[3]}"
+		rec msgrate "${c[4]}"
+		summary="${c[3]} MB/s, ${c[4]} Mpps"
+	elif [ "$P_ST" = ok ]; then
+		# bytes iterations min max typical avg stdev 99% 99.9%
+		rec side "$P_SIDE"
+		rec t_min "${c[2]}"
+		rec t_max "${c[3]}"
+		rec t_typical "${c[4]}"
+		rec t_avg "${c[5]}"
+		rec t_p99 "${c[7]}"
+		summary="typical ${c[4]} us, min ${c[2]} us ($P_SIDE)"
+	fi
+	[ "$P_ST" != calib ] || P_ST=fail
+	rec status "$P_ST"
+	if [ "$P_ST" = ok ]; then
+		hangs[$p]=0
+		say "$p rep $rep $TEST $size -> $summary, ${P_SECS} s"
+		return 0
+	fi
+	rec error "$P_ERR"
+	say "$p rep $rep $TEST $size -> ${P_ST^^} ($P_ERR)"
+	dump_logs
+	if [ "$P_ST" = timeout ]; then
+		hangs[$p]=$((hangs[$p] + 1))
+		if [ "${hangs[$p]}" -ge 3 ]; then
+			usable[$p]=0
+			note "$p" "3 runs in a row hung; the rest of $p's matrix is skipped"
+		fi
+	fi
+}
+
+# Iterations for SIZE in the sweep: about 16 MiB of data, 5 (perftest's minimum) to 1000
+# messages.
+sweep_iters() {
+	local n=$((16 * 1024 * 1024 / $1))
+	[ $n -le 1000 ] || n=1000
+	[ $n -ge 5 ] || n=5
+	echo $n
+}
+
+# matrix PROVIDER REP: every test once.
+matrix() {
+	local p=$1 rep=$2 t s
+	say "$p rep $rep/$reps ($dev, gid index $gid)"
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		measure "$p" "$rep" "$t" 65536 1000
+	done
+	[ "$quick" != 1 ] || return 0
+	measure "$p" "$rep" ib_atomic_bw 8 1000 -A FETCH_AND_ADD
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
+			measure "$p" "$rep" "$t" "$s" "$(sweep_iters "$s")"
+		done
+	done
+	for t in ib_send_lat ib_write_lat ib_read_lat; do
+		measure "$p" "$rep" "$t" 8 1000
+	done
+}
+
+# probe_rrxe: does rrxe move data at all? Sets usable[rrxe].
+probe_rrxe() {
+	if ! use_provider rrxe; then
+		usable[rrxe]=0
+		meta datapath rrxe no
+		note rrxe "could not create rrxe0; rrxe is not measured"
+		return 0
+	fi
+	pair "$probe_to" ib_write_bw -s 4096 -n 10
+	if [ "$P_ST" = ok ]; then
+		meta datapath rrxe yes
+		note rrxe "data path probe (ib_write_bw -s 4096 -n 10) passed"
+	else
+		usable[rrxe]=0
+		meta datapath rrxe no
+		note rrxe "rrxe has no data path yet - probe ib_write_bw -s 4096 -n 10 ${P_ST} ($P_ERR); rxe is reported alone"
+		dump_logs
+	fi
+}
+
+if [ "$RRXE_PROVIDER" != rxe ] || [ -z "$gid" ]; then
+	echo "perf-matrix: run with vm-run --provider rxe" >&2
+	exit 2
+fi
+meta kernel "$(uname -r)"
+meta perftest "$(ib_write_bw --version 2>&1 | sed -n 's/^Version: *//p' | head -n 1)"
+meta vcpus "$(nproc)"
+meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
+meta reps "$reps"
+meta quick "$quick"
+meta budget "$budget"
+meta datapath rxe yes
+probed=0
+for ((rep = 1; rep <= reps; rep++)); do
+	if [ $((rep % 2)) = 1 ]; then order="rxe rrxe"; else order="rrxe rxe"; fi
+	for p in $order; do
+		if [ "$p" = rrxe ] && [ "$probed" = 0 ]; then
+			probed=1
+			probe_rrxe
+		fi
+		[ "${usable[$p]}" = 1 ] || continue
+		if ! use_provider "$p"; then
+			usable[$p]=0
+			note "$p" "switching to $p failed; the rest of $p's matrix is skipped"
+			continue
+		fi
+		matrix "$p" "$rep"
+	done
+done
+klog "BENCH-DONE $(($(date +%s) - start))"
+exit 0
