@@ -29,7 +29,7 @@ types=${1:-all}
 count=${2:-1000}
 allowed() { [ "$allow" = all ] || [[ ,$allow, == *,$1,* ]]; }
 
-[ -w /sys/kernel/debug/kmemleak ] || die "kmemleak is off: boot with --append kmemleak=on"
+kmemleak_on || die "kmemleak is off: boot with --append kmemleak=on"
 
 mark=$(kmsg_mark)
 check "modprobe kverbs_test dev=$dev" modprobe kverbs_test dev="$dev"

@@ -17,8 +17,10 @@
 #   kmsg_mark / dmesg_since M    put a marker into the kernel log / print lines after it
 #   tap_ok/tap_fail/tap_skip DESC, check DESC CMD..., tap_done, die MSG
 #                                TAP-style results; tap_done returns 1 if anything failed
+#   kmemleak_on                  kmemleak is enabled (booted with kmemleak=on)
 #   kmemleak_new                 what kmemleak reports since the last `echo clear`: two scans
-#                                6 s apart (an object must stay unreferenced across both)
+#                                6 s apart (an object must stay unreferenced across both);
+#                                a line saying so if scanning failed
 #   slab_snapshot FILE           slab caches and their object counts, from /proc/slabinfo
 #   slab_report BEFORE AFTER     total objects in both, and the caches that grew most
 #   pyroot_setup / pyroot_run CMD... / pyroot_teardown
@@ -185,8 +187,16 @@ die() {
 	exit 1
 }
 
+# The file is writable even when kmemleak is off; "stack=on" (the default) fails then.
+kmemleak_on() {
+	echo stack=on 2>/dev/null >/sys/kernel/debug/kmemleak
+}
+
 kmemleak_new() {
-	echo scan >/sys/kernel/debug/kmemleak
+	if ! echo scan 2>/dev/null >/sys/kernel/debug/kmemleak; then
+		echo "kmemleak scan failed (kmemleak off?)"
+		return 1
+	fi
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak

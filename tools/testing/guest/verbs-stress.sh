@@ -17,7 +17,7 @@ leaks=/sys/kernel/debug/kmemleak
 dev=${RRXE_DEV:?}
 
 [ -x "$bin" ] || die "$bin is missing from the image"
-[ -w "$leaks" ] || die "kmemleak is off: boot with --append kmemleak=on"
+kmemleak_on || die "kmemleak is off: boot with --append kmemleak=on"
 
 # The -t/--types argument, for the warm-up.
 types=all
