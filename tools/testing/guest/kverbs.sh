@@ -50,10 +50,10 @@ cat $dbg/results >/tmp/results
 sed 's/^/# /' /tmp/results
 
 # One check per type line ("TYPE RESULT DONE MS ms DETAIL").
-while read -r type res done _ _ detail; do
+while read -r type res made _ _ detail; do
 	case $type in device | summary:) continue ;; esac
 	case $res in
-	ok) tap_ok "$type: $done created and destroyed" ;;
+	ok) tap_ok "$type: $made created and destroyed" ;;
 	unsupported | partial)
 		if allowed "$type"; then
 			tap_ok "$type: $res (allowed): $detail"
@@ -61,7 +61,7 @@ while read -r type res done _ _ detail; do
 			tap_fail "$type: $res: $detail"
 		fi
 		;;
-	*) tap_fail "$type: $res after $done: $detail" ;;
+	*) tap_fail "$type: $res after $made: $detail" ;;
 	esac
 done </tmp/results
 grep -q '^summary:' /tmp/results || tap_fail "no summary line in the results"

@@ -8,7 +8,8 @@ rdma-core 44 tests, unpacked in /tmp/tests).
       finishes: "ID<TAB>STATUS<TAB>SECONDS<TAB>DETAIL", STATUS one of pass, fail, error,
       skip, xfail, xpass; ID without the leading "tests.".
   pyverbs_compare.py table REF OUT_REF NEW OUT_NEW [KNOWN]
-      prints the per-test table "test | REF | NEW", the totals, and the regressions: tests
+      prints the per-test table "test | REF | NEW" (status and seconds), the totals, and
+      the regressions: tests
       that pass on REF but not on NEW and are not listed in KNOWN (lines "PATTERN REASON",
       PATTERN a test id or an fnmatch pattern, # comments). Known entries that pass on NEW
       are reported so they can be removed. Exit status 1 if there is a regression.
@@ -129,12 +130,12 @@ def table(argv):
 
     ids = sorted(set(ref) | set(new))
     w = max([len(i) for i in ids] + [4])
-    print('%-*s | %-7s | %-7s | note' % (w, 'test', ref_name, new_name))
-    print('-' * (w + 30))
+    print('%-*s | %-13s | %-13s | note' % (w, 'test', ref_name, new_name))
+    print('-' * (w + 42))
     regressions, now_pass, known_hits, better = [], [], 0, []
     for tid in ids:
-        r = ref.get(tid, ('missing', '', 0))[0]
-        n, ndetail, _ = new.get(tid, ('missing', '', 0))
+        r, _, rsecs = ref.get(tid, ('missing', '', 0))
+        n, ndetail, nsecs = new.get(tid, ('missing', '', 0))
         note = ''
         reason = known_reason(tid)
         r_ok = r in ('pass', 'xfail')
@@ -152,7 +153,7 @@ def table(argv):
         elif n_ok and not r_ok:
             note = 'passes only on %s' % new_name
             better.append(tid)
-        print('%-*s | %-7s | %-7s | %s' % (w, tid, r, n, note[:160]))
+        print('%-*s | %-7s %5.1f | %-7s %5.1f | %s' % (w, tid, r, rsecs, n, nsecs, note[:160]))
     print()
     for name, res in ((ref_name, ref), (new_name, new)):
         counts = {}

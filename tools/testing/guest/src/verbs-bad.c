@@ -1232,6 +1232,16 @@ destroy_cq:
 
 /* raw */
 
+static int try_mmap(size_t len, off_t off, int prot, int flags, void **p)
+{
+	*p = mmap(NULL, len, prot, flags, ctx->cmd_fd, off);
+	if (*p == MAP_FAILED) {
+		*p = NULL;
+		return errno;
+	}
+	return 0;
+}
+
 static void test_raw(void)
 {
 	struct {
@@ -1250,8 +1260,11 @@ static void test_raw(void)
 		struct ib_uverbs_resize_cq_resp base;
 		uint64_t driver[8];
 	} rresp;
+	struct uverbs_map nm[MAX_MAPS];
 	struct ibv_cq *cq;
-	int err, cqe;
+	int err, cqe, n, again_before = 0;
+	size_t len = 0;
+	void *p;
 
 	at("raw: create_cq short response");
 	cc.hdr.command = IB_USER_VERBS_CMD_CREATE_CQ;
@@ -1278,14 +1291,27 @@ static void test_raw(void)
 	err = raw_write(&cc, sizeof(cc));
 	ok(err != 0, "CREATE_CQ with a read-only response buffer refused (%s)", err_str(err));
 
-	/* A failed resize leaves the CQ as it was. */
+	/*
+	 * A failed resize leaves the CQ as it was. Seen from here: the queue's mmap offset
+	 * still maps (or not) as it did before, and with traffic, completions still arrive
+	 * in the queue librxe has mapped.
+	 */
 	at("raw: resize_cq short response");
+	maps_mark();
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	if (!cq) {
 		ok(0, "create_cq: %s", strerror(errno));
 		return;
 	}
 	cqe = cq->cqe;
+	n = maps_new(nm);
+	if (n == 1) {
+		len = nm[0].end - nm[0].start;
+		err = try_mmap(len, nm[0].offset, PROT_READ | PROT_WRITE, MAP_SHARED, &p);
+		again_before = err;
+		if (p)
+			munmap(p, len);
+	}
 	rc.hdr.command = IB_USER_VERBS_CMD_RESIZE_CQ;
 	rc.hdr.in_words = sizeof(rc) / 4;
 	rc.hdr.out_words = sizeof(rresp.base) / 4;
@@ -1294,6 +1320,16 @@ static void test_raw(void)
 	rc.cmd.cqe = 200;
 	err = raw_write(&rc, sizeof(rc));
 	ok(err != 0, "RESIZE_CQ with no room for the driver's response refused (%s)", err_str(err));
+	if (n == 1) {
+		err = try_mmap(len, nm[0].offset, PROT_READ | PROT_WRITE, MAP_SHARED, &p);
+		if (p)
+			munmap(p, len);
+		ok(!err == !again_before, "after the failed resize, mmap of the CQ queue's offset "
+		   "0x%llx behaves as before (%s before, %s after)", nm[0].offset,
+		   err_str(again_before), err_str(err));
+	} else {
+		ok(0, "the CQ's queue mapping: %d new mappings", n);
+	}
 	if (loopback_ok) {
 		/* librxe still uses the old mapping: completions must arrive there. */
 		struct lb l;
@@ -1365,16 +1401,6 @@ static void test_raw(void)
 }
 
 /* mmap */
-
-static int try_mmap(size_t len, off_t off, int prot, int flags, void **p)
-{
-	*p = mmap(NULL, len, prot, flags, ctx->cmd_fd, off);
-	if (*p == MAP_FAILED) {
-		*p = NULL;
-		return errno;
-	}
-	return 0;
-}
 
 static void test_mmap(void)
 {
