@@ -92,6 +92,8 @@ impl Cq {
         // it (librxe holds its CQ lock); the completion path is excluded by the lock.
         let mut queue = ToClient::new(cqe, ELEM_SIZE)?;
         let (mmap, mi) = map(queue.mem(), udata)?;
+        // Report the new mapping before switching: if the copy fails, nothing changed.
+        udata.write_response(&b::rxe_resize_cq_resp { mi })?;
         let capacity = queue.capacity();
         let old = {
             let mut inner = self.inner.lock();
@@ -103,7 +105,6 @@ impl Cq {
         };
         // Freed outside the lock: removing the old mapping and freeing memory may sleep.
         drop(old);
-        udata.write_response(&b::rxe_resize_cq_resp { mi })?;
         Ok(capacity)
     }
 

@@ -150,6 +150,10 @@ impl Srq {
             };
             let max_sge = self.shared.inner.lock().max_sge;
             let (mut rq, mmap, mi) = new_queue(max_wr, max_sge, udata)?;
+            // Report the new mapping before switching: if the copy fails, nothing changed.
+            if let Some(addr) = mi_addr {
+                udata.write_to_user(addr, &mi)?;
+            }
             let old = {
                 let mut inner = self.shared.inner.lock();
                 if inner.limit > rq.capacity() {
@@ -163,9 +167,6 @@ impl Srq {
             };
             // Freed outside the lock: removing a mapping and freeing memory may sleep.
             drop(old);
-            if let Some(addr) = mi_addr {
-                udata.write_to_user(addr, &mi)?;
-            }
         }
         if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
             let mut inner = self.shared.inner.lock();
