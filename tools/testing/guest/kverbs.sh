@@ -5,7 +5,8 @@
 # module kverbs_test (tools/testing/kverbs/) for $RRXE_DEV, has it create and destroy
 # each object type COUNT times (PD, DMA MR through the PD flags, CQ with ib_alloc_cq and
 # ib_create_cq, QP, fast-reg MR, AH, SRQ), unloads it, and kmemleak must find no new
-# unreferenced object. A type reported "error" fails; "unsupported" or "partial" (some of
+# unreferenced object; the client must follow the device being deleted and created
+# again. A type reported "error" fails; "unsupported" or "partial" (some of
 # its variants unsupported) fails too, unless allowed.
 #
 #   kverbs.sh [--allow-unsupported | --allow TYPE,...] [TYPES [COUNT]]
@@ -66,6 +67,15 @@ while read -r type res made _ _ detail; do
 done </tmp/results
 grep -q '^summary:' /tmp/results || tap_fail "no summary line in the results"
 
+# The client follows the device going and coming back.
+if rdma link delete "$dev"; then
+	check "the client dropped $dev" sh -c "! grep -q '^$dev ' $dbg/devices"
+	check "$dev created again" rdma link add "$dev" type "${RRXE_PROVIDER:-rrxe}" netdev eth0
+	check "the client sees $dev again" grep -q "^$dev " $dbg/devices
+	check "a short run on the new $dev" sh -c "echo 'pd,cq 10' >$dbg/run"
+else
+	tap_fail "rdma link delete $dev"
+fi
 check "rmmod kverbs_test" rmmod kverbs_test
 slab_snapshot /tmp/slab.after
 slab_report /tmp/slab.before /tmp/slab.after
