@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A device on a veth inside a network namespace (vm-run --provider rrxe --no-device):
-# it comes up with its GIDs, RoCEv2 sockets open in that namespace only (6.12 rxe binds
-# only in init_net), and deleting the namespace removes the device and the sockets.
+# `rdma link add ... type rrxe` loads the module by its alias, the device comes up with
+# its GIDs, RoCEv2 sockets open in that namespace only (6.12 rxe binds only in init_net),
+# and deleting the namespace removes the device and the sockets.
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
@@ -11,7 +12,7 @@ set -uo pipefail
 # 4791 = 0x12B7, as /proc/net/udp{,6} print local ports.
 has_4791() { grep -q ':12B7 ' /proc/net/udp /proc/net/udp6; }
 
-modprobe rrxe || die "modprobe rrxe"
+[ ! -e /sys/module/rrxe ] || die "rrxe is loaded already"
 ip netns add ns1 || die "ip netns add"
 ip link add veth0 type veth peer name veth1 || die "ip link add veth"
 ip link set veth1 netns ns1 || die "move veth1"
@@ -23,6 +24,7 @@ ip netns exec ns1 ip link set veth1 up
 
 check "no 4791 socket in init_net before" bash -c '! grep -q ":12B7 " /proc/net/udp /proc/net/udp6'
 check "rdma link add inside ns1" ip netns exec ns1 rdma link add rrxe9 type rrxe netdev veth1
+check "the link type loaded rrxe (alias rdma-link-rrxe)" test -d /sys/module/rrxe
 check "GIDs come up" wait_gid rrxe9 10
 n=$(gid_index rrxe9)
 check "the GID is ::ffff:10.9.0.2" test "$(cat /sys/class/infiniband/rrxe9/ports/1/gids/"$n")" = \
