@@ -15,3 +15,6 @@
 #include <uapi/rdma/rdma_user_rxe.h>
 
 #include "rrxe_helpers.h"
+#include "mem.h"
+#include "net.h"
+#include "sched.h"
