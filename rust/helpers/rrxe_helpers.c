@@ -193,6 +193,16 @@ void *rrxe_helper_xa_find_present(struct xarray *xa, unsigned long *index)
 	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
 }
 
+void rrxe_helper_xa_lock_bh(struct xarray *xa)
+{
+	xa_lock_bh(xa);
+}
+
+void rrxe_helper_xa_unlock_bh(struct xarray *xa)
+{
+	xa_unlock_bh(xa);
+}
+
 void *rrxe_helper_xa_erase_bh(struct xarray *xa, unsigned long index)
 {
 	return xa_erase_bh(xa, index);

@@ -57,6 +57,8 @@ void rrxe_helper_xa_init_alloc_bh(struct xarray *xa);
 int rrxe_helper_xa_alloc_cyclic_bh(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
 				   u32 *next);
 void *rrxe_helper_xa_find_present(struct xarray *xa, unsigned long *index);
+void rrxe_helper_xa_lock_bh(struct xarray *xa);
+void rrxe_helper_xa_unlock_bh(struct xarray *xa);
 void *rrxe_helper_xa_erase_bh(struct xarray *xa, unsigned long index);
 void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, void *entry);
 

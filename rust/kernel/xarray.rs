@@ -6,7 +6,12 @@
 
 use crate::bindings;
 use core::{cell::UnsafeCell, marker::PhantomData};
-use kernel::{ffi, prelude::*, sync::Arc, types::Opaque};
+use kernel::{
+    ffi,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    types::Opaque,
+};
 
 /// Objects of type `T` by id.
 pub struct IdTable<T: Send + Sync> {
@@ -78,6 +83,20 @@ impl<T: Send + Sync> IdTable<T> {
     pub fn unreserve(&self, id: u32) {
         // SAFETY: Erasing a reserved (null) entry frees the id; nothing is owned.
         unsafe { bindings::xa_erase_bh(self.xa.get(), id as usize) };
+    }
+
+    /// The object with `id`, if present (a reserved id finds nothing). Any context.
+    pub fn get(&self, id: u32) -> Option<Arc<T>> {
+        // SAFETY: The xarray is initialised. Under its lock no entry can be removed, so the
+        // table's reference keeps the object alive while we take our own.
+        unsafe {
+            bindings::xa_lock_bh(self.xa.get());
+            let p = bindings::xa_load(self.xa.get(), id as usize);
+            let item = (!p.is_null())
+                .then(|| Arc::from(ArcBorrow::from_raw(p.cast::<T>().cast_const())));
+            bindings::xa_unlock_bh(self.xa.get());
+            item
+        }
     }
 
     /// Removes and returns the object with `id`.
