@@ -2,6 +2,7 @@
 /*
  * Headers rrxe's bindings are generated from (see Kbuild).
  */
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/vmalloc.h>

@@ -100,6 +100,16 @@ bool rrxe_helper_netif_carrier_ok(const struct net_device *dev)
 	return netif_carrier_ok(dev);
 }
 
+void rrxe_helper_netdev_mac(const struct net_device *dev, u8 *mac)
+{
+	ether_addr_copy(mac, dev->dev_addr);
+}
+
+int rrxe_helper_netdev_ifindex(const struct net_device *dev)
+{
+	return dev->ifindex;
+}
+
 void rrxe_helper_netdev_eui64(const struct net_device *dev, u8 *eui)
 {
 	addrconf_addr_eui48(eui, dev->dev_addr);
@@ -217,4 +227,9 @@ void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, vo
 unsigned long rrxe_helper_copy_from_user(void *to, const void __user *from, unsigned long n)
 {
 	return copy_from_user(to, from, n);
+}
+
+void *rrxe_helper_rcu_dereference_sk_user_data(const struct sock *sk)
+{
+	return rcu_dereference_sk_user_data(sk);
 }

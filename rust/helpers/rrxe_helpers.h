@@ -80,4 +80,9 @@ struct ib_ucontext;
 struct ib_udata *rrxe_helper_attrs_to_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata);
 
+void *rrxe_helper_rcu_dereference_sk_user_data(const struct sock *sk);
+
+void rrxe_helper_netdev_mac(const struct net_device *dev, u8 *mac);
+int rrxe_helper_netdev_ifindex(const struct net_device *dev);
+
 #endif /* RRXE_HELPERS_H */

@@ -123,6 +123,20 @@ impl NetDevice {
         eui
     }
 
+    /// The device's MAC address.
+    pub fn mac(&self) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: The device is valid and `mac` has room for the 6 bytes written.
+        unsafe { bindings::netdev_mac(self.as_raw(), mac.as_mut_ptr()) };
+        mac
+    }
+
+    /// The interface index.
+    pub fn ifindex(&self) -> i32 {
+        // SAFETY: The device is valid.
+        unsafe { bindings::netdev_ifindex(self.as_raw()) }
+    }
+
     /// Adds `addr` to the device's multicast filter (reference counted by the core).
     pub fn mc_add(&self, addr: &[u8; 6]) -> Result {
         // SAFETY: The device is valid; `addr` is a 6-byte address.

@@ -52,6 +52,7 @@ impl<T: DeviceOps> Device<T> {
             create_qp: op!(T::HAS_CREATE_QP, Self::create_qp_cb),
             destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp_cb),
             modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp_cb),
+            post_send: op!(T::HAS_POST_SEND_DOORBELL, Self::post_send_cb),
             query_qp: op!(T::HAS_QUERY_QP, Self::query_qp_cb),
             reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr_cb),
             get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr_cb),
@@ -409,7 +410,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, mut init, mut udata) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    QpInit::from_raw(&mut *init),
+                    QpInit::from_raw(&mut *init, (*qp).pd),
                     Udata::from_raw(udata),
                 )
             };
@@ -435,6 +436,29 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: `create_qp_cb` initialised the data; the core frees the object afterwards.
         unsafe { CoreObj::<bindings::ib_qp, T::Qp>::drop_data(qp) };
         0
+    }
+
+    /// C entry point `post_send_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn post_send_cb(
+        qp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> ffi::c_int {
+        // SAFETY: A QP of ours, initialised.
+        let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
+        if wr.is_null() {
+            return from_result(|| T::post_send_doorbell(data).map(|()| 0));
+        }
+        // Work requests from kernel consumers are not taken yet.
+        if !bad_wr.is_null() {
+            // SAFETY: The core passes a valid out-pointer.
+            unsafe { *bad_wr = wr };
+        }
+        -(bindings::EOPNOTSUPP as ffi::c_int)
     }
 
     /// C entry point `modify_qp_cb`.

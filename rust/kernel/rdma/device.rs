@@ -184,6 +184,16 @@ impl<T: DeviceOps> Device<T> {
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
     }
 
+    /// A registration reference to this device, unless it is being unregistered and
+    /// already lost its last one.
+    pub fn try_get(&self) -> Option<DeviceRef<T>> {
+        // SAFETY: The device is valid; on success we own the reference taken.
+        unsafe {
+            bindings::ib_device_try_get(self.as_raw())
+                .then(|| DeviceRef::from_raw(NonNull::new_unchecked(self.as_raw())))
+        }
+    }
+
     /// The number of completion vectors.
     pub fn num_comp_vectors(&self) -> u32 {
         // SAFETY: The device is valid; the field is fixed at registration.

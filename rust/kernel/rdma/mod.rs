@@ -15,3 +15,4 @@ pub mod registry;
 pub mod shared;
 pub mod stats;
 pub mod udata;
+pub mod wqe;

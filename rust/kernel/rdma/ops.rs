@@ -95,6 +95,12 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// The send doorbell: userspace posted send WQEs into the mapped send queue and asks
+    /// the device to process them (a POST_SEND command without work requests).
+    fn post_send_doorbell(_qp: &Self::Qp) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// Modifies the attributes selected by `mask` (`IB_QP_*`), possibly the state.
     fn modify_qp(_qp: &Self::Qp, _attr: &QpAttr, _mask: u32, _udata: &mut Udata<'_>) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)

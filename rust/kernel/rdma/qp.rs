@@ -60,6 +60,7 @@ impl<T: DeviceOps> CqRef<T> {
 /// The creation attributes of a QP.
 pub struct QpInit<'a, T: DeviceOps> {
     raw: &'a mut bindings::ib_qp_init_attr,
+    pd: usize,
     _t: PhantomData<T>,
 }
 
@@ -68,11 +69,29 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     ///
     /// `raw` must be the attributes of a `create_qp` call of a device whose `DeviceOps` is
     /// `T`: its CQs are that device's, initialised, and used by the QP being created.
-    pub(crate) unsafe fn from_raw(raw: &'a mut bindings::ib_qp_init_attr) -> Self {
+    /// `pd` is the QP's PD (set by the core before `create_qp`).
+    pub(crate) unsafe fn from_raw(
+        raw: &'a mut bindings::ib_qp_init_attr,
+        pd: *mut bindings::ib_pd,
+    ) -> Self {
         Self {
             raw,
+            pd: pd as usize,
             _t: PhantomData,
         }
+    }
+
+    /// The identity of the QP's PD (its `ib_pd` address).
+    pub fn pd_id(&self) -> usize {
+        self.pd
+    }
+
+    /// The QP's SRQ, if it has one.
+    pub fn srq(&self) -> Option<&T::Srq> {
+        let srq = NonNull::new(self.raw.srq)?;
+        // SAFETY: The core passes an SRQ of this device, initialised, that it keeps alive
+        // (counted as used by the QP) for longer than this call.
+        Some(unsafe { CoreObj::<bindings::ib_srq, T::Srq>::data(srq.as_ptr()) })
     }
 
     /// The QP type (`IB_QPT_*`).

@@ -6,12 +6,30 @@
 //! Userspace may write any value at any time into a mapped buffer: everything read from
 //! it is a snapshot to be validated, never trusted.
 
+use super::udata::UapiPod;
 use crate::bindings;
+use core::mem::size_of;
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU32, Ordering},
 };
 use kernel::{prelude::*, sync::Arc};
+
+/// Plain data for which every bit pattern is a valid value, so it can be read from memory
+/// userspace writes.
+///
+/// # Safety
+///
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`.
+pub unsafe trait AnyBits: Sized {}
+
+// SAFETY: Integers, integer arrays and unions of them (the `reg` member's pointer is only
+// ever used as a number).
+unsafe impl AnyBits for bindings::rxe_send_wqe {}
+// SAFETY: Integers.
+unsafe impl AnyBits for bindings::rxe_recv_wqe {}
+// SAFETY: Integers.
+unsafe impl AnyBits for bindings::rxe_sge {}
 
 /// A zeroed, page-aligned buffer that can be mapped into user contexts.
 ///
@@ -90,6 +108,22 @@ impl SharedMem {
             core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
         };
         Ok(())
+    }
+
+    /// Reads a `T` at `off` (any alignment). Fails with `EINVAL` out of bounds.
+    pub fn read_obj<T: AnyBits>(&self, off: usize) -> Result<T> {
+        let end = off.checked_add(size_of::<T>()).ok_or(EINVAL)?;
+        if end > self.size {
+            return Err(EINVAL);
+        }
+        // SAFETY: In bounds; every bit pattern is a valid `T` (`UapiPod`); see `read` about
+        // concurrent writers.
+        Ok(unsafe { core::ptr::read_unaligned(self.ptr.as_ptr().add(off).cast::<T>()) })
+    }
+
+    /// Writes `v` at `off` (any alignment). Fails with `EINVAL` out of bounds.
+    pub fn write_obj<T: UapiPod>(&self, off: usize, v: &T) -> Result {
+        self.write(off, v.as_bytes())
     }
 
     /// Copies `src` to `off`. Fails with `EINVAL` out of bounds.

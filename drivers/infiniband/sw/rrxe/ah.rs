@@ -7,7 +7,11 @@ use crate::{
     bindings as b,
     device::RrxeDev,
     ext::{
-        rdma::{ah::AhAttrs, device::Device, udata::Udata},
+        rdma::{
+            ah::{AhAttrs, RoceAv},
+            device::Device,
+            udata::Udata,
+        },
         xarray::IdTable,
     },
     params,
@@ -21,6 +25,13 @@ const MAX_AH_NUM: u32 = (1 << 15) - 1;
 /// What the send path finds by AH number.
 pub(crate) struct AhShared {
     attr: AhAttrs,
+}
+
+impl AhShared {
+    /// The RoCE addressing, if the vector had a source GID.
+    pub(crate) fn roce(&self) -> Option<RoceAv> {
+        self.attr.roce()
+    }
 }
 
 /// The AHs of a device by number.

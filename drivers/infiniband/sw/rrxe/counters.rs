@@ -9,8 +9,34 @@ use kernel::c_str;
 /// A device counter; the discriminant is its index in [`NAMES`].
 #[derive(Clone, Copy)]
 pub(crate) enum Counter {
+    /// Packets sent.
+    SentPkts = 0,
+    /// Packets received and accepted.
+    RcvdPkts = 1,
+    /// Duplicate requests received.
+    DuplicateRequest = 2,
+    /// Requests received ahead of sequence.
+    OutOfSeqRequest = 3,
+    /// RNR NAKs received.
+    RcvdRnrErr = 4,
+    /// RNR NAKs sent.
+    SendRnrErr = 5,
+    /// PSN sequence error NAKs received.
+    RcvdSeqErr = 6,
+    /// Retries exhausted.
+    RetryExceededErr = 8,
+    /// RNR retries exhausted.
+    RetryRnrExceededErr = 9,
+    /// Retransmissions started by the completer.
+    CompleterRetryErr = 10,
+    /// Packets that could not be sent.
+    SendErr = 11,
     /// The port went down.
     LinkDowned = 12,
+    /// RDMA operations sent (as rxe: the requests and responses of RDMA READ/WRITE).
+    RdmaSends = 13,
+    /// RDMA operations received.
+    RdmaRecvs = 14,
 }
 
 /// Number of counters.

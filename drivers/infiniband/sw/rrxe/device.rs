@@ -9,6 +9,7 @@ use crate::{
     cq::Cq,
     ext::{
         net::device::NetDevice,
+        workqueue::OwnedQueue,
         rdma::{
             ah::AhAttrs,
             device::{
@@ -64,11 +65,13 @@ pub(crate) struct RrxeDev {
     mcast: Pin<KBox<Mutex<Groups>>>,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
+    /// Runs the QPs' work.
+    wq: Arc<OwnedQueue>,
 }
 
 impl RrxeDev {
     /// Data for a new device on `ndev`, attached to its namespace's sockets.
-    pub(crate) fn new(ndev: &NetDevice, net: NetAttachment) -> Result<Self> {
+    pub(crate) fn new(ndev: &NetDevice, net: NetAttachment, wq: Arc<OwnedQueue>) -> Result<Self> {
         Ok(Self {
             guid: ndev.eui64(),
             port_active: AtomicBool::new(ndev.is_running_with_carrier()),
@@ -81,7 +84,18 @@ impl RrxeDev {
             keys: KeyGen::new(),
             mcast: KBox::pin_init(new_mutex!(Groups::new(), "rrxe:mcast"), GFP_KERNEL)?,
             _net: net,
+            wq,
         })
+    }
+
+    /// The workqueue of the QPs' work items.
+    pub(crate) fn wq(&self) -> &OwnedQueue {
+        &self.wq
+    }
+
+    /// Counts an event.
+    pub(crate) fn count(&self, c: Counter) {
+        self.counters.inc(c);
     }
 
     /// The QPs by number.
@@ -246,6 +260,11 @@ impl DeviceOps for RrxeDev {
         udata: &mut Udata<'_>,
     ) -> Result<(Qp, u32)> {
         Qp::new(dev, init, udata)
+    }
+
+    fn post_send_doorbell(qp: &Qp) -> Result {
+        qp.kick();
+        Ok(())
     }
 
     fn modify_qp(qp: &Qp, attr: &QpAttr, mask: u32, _udata: &mut Udata<'_>) -> Result {

@@ -14,8 +14,9 @@ use crate::{
             device::{Device, DeviceParams, Registry},
             link::LinkOps,
         },
+        workqueue::OwnedQueue,
     },
-    net::Nets,
+    net::{Nets, Rx},
 };
 use kernel::{
     c_str, new_mutex,
@@ -30,6 +31,10 @@ pub(crate) struct Link {
     module: &'static ThisModule,
     registry: Arc<Registry<RrxeDev>>,
     nets: Arc<Pin<KBox<Nets>>>,
+    /// Receives the namespaces' RoCEv2 datagrams.
+    rx: Arc<Rx>,
+    /// Runs the QPs' work.
+    wq: Arc<OwnedQueue>,
     /// Serialises creation, so that two devices cannot be made on one netdev.
     #[pin]
     create: Mutex<()>,
@@ -41,12 +46,16 @@ impl Link {
         module: &'static ThisModule,
         registry: Arc<Registry<RrxeDev>>,
         nets: Arc<Pin<KBox<Nets>>>,
+        rx: Arc<Rx>,
+        wq: Arc<OwnedQueue>,
     ) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Link {
                 module,
                 registry,
                 nets,
+                rx,
+                wq,
                 create <- new_mutex!((), "rrxe:create"),
             }),
             GFP_KERNEL,
@@ -75,7 +84,11 @@ impl LinkOps for Link {
             return Err(EEXIST);
         }
         let net = Net::of(ndev);
-        let data = RrxeDev::new(ndev, self.nets.get(net).attach(net)?)?;
+        let data = RrxeDev::new(
+            ndev,
+            self.nets.get(net).attach(net, &self.rx)?,
+            self.wq.clone(),
+        )?;
         let params = DeviceParams {
             node_desc: c_str!("rrxe"),
             node_guid: data.guid(),

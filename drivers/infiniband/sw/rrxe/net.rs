@@ -7,10 +7,17 @@
 //! when the namespace exits (kernel sockets hold no reference on their namespace, so they
 //! must not outlive it), whichever comes first.
 
-use crate::ext::net::{
-    namespace::{self, Net, PernetData, PernetId},
-    skb::SkBuff,
-    udp_tunnel::{EncapRecv, Family, UdpTunnelSocket},
+use crate::{
+    device::RrxeDev,
+    ext::{
+        net::{
+            namespace::{self, Net, PernetData, PernetId},
+            skb::SkBuff,
+            udp_tunnel::{EncapRecv, Family, UdpTunnelSocket},
+        },
+        rdma::device::Registry,
+    },
+    recv,
 };
 use kernel::{
     new_mutex,
@@ -21,13 +28,19 @@ use kernel::{
 /// The IANA port of RoCEv2.
 const ROCE_V2_UDP_DPORT: u16 = 4791;
 
-/// Receives RoCEv2 datagrams (softirq).
-pub(crate) struct Rx;
+/// Receives RoCEv2 datagrams (softirq) for the module's devices.
+pub(crate) struct Rx {
+    /// The module's devices.
+    pub(crate) registry: Arc<Registry<RrxeDev>>,
+}
 
 impl EncapRecv for Rx {
-    fn recv(skb: SkBuff) {
-        // No data path yet: every datagram is dropped.
-        drop(skb);
+    fn recv(&self, skb: SkBuff) {
+        let Some(ndev) = skb.dev() else { return };
+        let Some(dev) = self.registry.get_by_netdev(ndev) else {
+            return;
+        };
+        recv::process(&dev, skb);
     }
 }
 
@@ -96,15 +109,16 @@ impl Drop for NetState {
 
 impl NetState {
     /// Attaches a device of namespace `net`, opening the sockets for the first one.
-    pub(crate) fn attach(&self, net: &Net) -> Result<NetAttachment> {
+    pub(crate) fn attach(&self, net: &Net, rx: &Arc<Rx>) -> Result<NetAttachment> {
         let mut inner = self.shared.inner.lock();
         if inner.gone {
             return Err(ENODEV);
         }
         if inner.sockets.is_none() {
             // Without IPv4 there is no RoCEv2 device.
-            let v4 = UdpTunnelSocket::new(net, Family::V4, ROCE_V2_UDP_DPORT)?.ok_or(EINVAL)?;
-            let v6 = UdpTunnelSocket::new(net, Family::V6, ROCE_V2_UDP_DPORT)?;
+            let v4 = UdpTunnelSocket::new(net, Family::V4, ROCE_V2_UDP_DPORT, rx.clone())?
+                .ok_or(EINVAL)?;
+            let v6 = UdpTunnelSocket::new(net, Family::V6, ROCE_V2_UDP_DPORT, rx.clone())?;
             inner.sockets = Some(Sockets { _v4: v4, _v6: v6 });
         }
         inner.devices += 1;

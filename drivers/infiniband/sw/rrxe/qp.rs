@@ -8,23 +8,38 @@ use crate::{
     ah::check_av,
     bindings as b,
     device::RrxeDev,
+    eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
         error::eopnotsupp,
+        net::skb::{SkBuff, SkbQueue},
         rdma::{
             ah::AhAttrs,
-            device::Device,
+            device::{Device, DeviceRef},
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, CqRef, QpAttr, QpAttrs, QpCap, QpInit},
             udata::Udata,
         },
         sync::SpinLockBh,
+        timer::{Timer, TimerCallback},
         xarray::IdTable,
     },
     new_spinlock_bh, params,
+    proto::{
+        completer::RetryCounter,
+        mtu::Mtu,
+        psn::Psn,
+        verbs::{Access, QpType},
+    },
     queue::{map, FromClient},
+    srq::SrqShared,
+    tx::{self, Path},
 };
 use core::mem::{offset_of, size_of};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+};
 
 /// QP numbers of regular QPs: after the special ones.
 const MIN_QPN: u32 = 16;
@@ -51,40 +66,291 @@ const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
 /// The QPs of a device by number.
 pub(crate) type QpTable = IdTable<QpShared>;
 
+/// Packets a work item run takes from each queue, and packets it sends, before it lets
+/// other work run (it queues itself again).
+pub(crate) const BUDGET: u32 = 64;
+/// The Q_Key of the GSI QP (IBA 15.4.6).
+pub(crate) const GSI_QKEY: u32 = 0x8001_0000;
+
 /// A queue pair (the driver data of an `ib_qp`).
 pub(crate) struct Qp {
     shared: Arc<QpShared>,
     table: Arc<QpTable>,
+    /// The user context's mappings of the queues.
+    _mmaps: [Option<MmapEntry>; 2],
 }
 
 impl Drop for Qp {
     fn drop(&mut self) {
         self.table.remove(self.shared.qpn);
+        // No more work: packets still queued are dropped, a running work item finds the
+        // QP dead, and the timers can no longer fire.
+        self.shared.inner.lock().dead = true;
+        Timer::<QpShared, 0>::shutdown_sync(&self.shared);
+        Timer::<QpShared, 1>::shutdown_sync(&self.shared);
+        self.shared.req_q.purge();
+        self.shared.resp_q.purge();
     }
 }
 
 /// The state of a QP that its packets (and its number) find.
+#[pin_data]
 pub(crate) struct QpShared {
-    qpn: u32,
-    qp_type: u32,
-    signal_all: bool,
-    send_cq: CqRef<RrxeDev>,
-    recv_cq: CqRef<RrxeDev>,
-    inner: Pin<KBox<SpinLockBh<Inner>>>,
+    pub(crate) qpn: u32,
+    pub(crate) ib_type: u32,
+    pub(crate) qp_type: QpType,
+    pub(crate) signal_all: bool,
+    /// The identity of the QP's PD.
+    pub(crate) pd: usize,
+    pub(crate) send_cq: CqRef<RrxeDev>,
+    pub(crate) recv_cq: CqRef<RrxeDev>,
+    pub(crate) srq: Option<Arc<SrqShared>>,
+    /// The device, kept registered while the QP exists.
+    pub(crate) dev: DeviceRef<RrxeDev>,
+    /// Received requests (for the responder) and responses (for the completer).
+    #[pin]
+    pub(crate) req_q: SkbQueue,
+    #[pin]
+    pub(crate) resp_q: SkbQueue,
+    #[pin]
+    work: Work<QpShared>,
+    #[pin]
+    retrans_timer: Timer<QpShared, 0>,
+    #[pin]
+    rnr_timer: Timer<QpShared, 1>,
+    #[pin]
+    pub(crate) inner: SpinLockBh<Inner>,
+}
+
+impl_has_work! {
+    impl HasWork<QpShared> for QpShared { self.work }
+}
+
+crate::ext::timer::impl_has_timer! {
+    impl HasTimer<QpShared, 0> for QpShared { self.retrans_timer }
+}
+
+crate::ext::timer::impl_has_timer! {
+    impl HasTimer<QpShared, 1> for QpShared { self.rnr_timer }
 }
 
 /// What the QP lock protects.
-struct Inner {
+pub(crate) struct Inner {
     /// Current state (`IB_QPS_*`).
-    state: u32,
+    pub(crate) state: u32,
     /// Attributes set by `modify_qp`.
-    attr: QpAttrs,
-    cap: QpCap,
-    sq: FromClient,
+    pub(crate) attr: QpAttrs,
+    /// The primary path (RC and UC).
+    pub(crate) path: Path,
+    pub(crate) cap: QpCap,
+    pub(crate) sq: FromClient,
     /// Absent with an SRQ.
-    rq: Option<FromClient>,
-    /// The user context's mappings of the queues.
-    _mmaps: [Option<MmapEntry>; 2],
+    pub(crate) rq: Option<FromClient>,
+    pub(crate) eng: Engine,
+    /// The attributes the engine uses, decoded.
+    pub(crate) params: Params,
+    /// The QP was destroyed.
+    dead: bool,
+}
+
+/// The attributes the engine uses, decoded from the `modify_qp` attributes.
+#[derive(Clone, Copy)]
+pub(crate) struct Params {
+    pub(crate) mtu: Mtu,
+    pub(crate) access: Access,
+    pub(crate) qkey: u32,
+    pub(crate) dest_qpn: u32,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) max_rd_atomic: u32,
+    pub(crate) max_dest_rd_atomic: u32,
+    /// Retransmission timeout in microseconds, if any.
+    pub(crate) timeout_us: Option<u64>,
+}
+
+impl Params {
+    fn of(a: &QpAttr, qp: &QpShared) -> Self {
+        Params {
+            mtu: Mtu::from_ib(a.path_mtu).unwrap_or(Mtu::Mtu1024),
+            access: Access(a.qp_access_flags as u32),
+            qkey: if qp.ib_type == b::ib_qp_type_IB_QPT_GSI {
+                GSI_QKEY
+            } else {
+                a.qkey
+            },
+            dest_qpn: a.dest_qp_num,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+            min_rnr_timer: a.min_rnr_timer,
+            max_rd_atomic: a.max_rd_atomic.into(),
+            max_dest_rd_atomic: a.max_dest_rd_atomic.into(),
+            timeout_us: crate::proto::timers::local_ack_timeout_ns(a.timeout)
+                .map(|ns| ns.div_ceil(1000)),
+        }
+    }
+
+    const fn initial() -> Self {
+        Params {
+            mtu: Mtu::Mtu1024,
+            access: Access(0),
+            qkey: 0,
+            dest_qpn: 0,
+            retry_cnt: 0,
+            rnr_retry: 0,
+            min_rnr_timer: 0,
+            max_rd_atomic: 0,
+            max_dest_rd_atomic: 0,
+            timeout_us: None,
+        }
+    }
+}
+
+impl Inner {
+    /// Whether requests may be received (RTR, RTS, SQD, SQE).
+    pub(crate) fn can_receive(&self) -> bool {
+        matches!(
+            self.state,
+            b::ib_qp_state_IB_QPS_RTR
+                | b::ib_qp_state_IB_QPS_RTS
+                | b::ib_qp_state_IB_QPS_SQD
+                | b::ib_qp_state_IB_QPS_SQE
+        )
+    }
+
+    /// Whether the send side runs (RTS, or SQD finishing what it started).
+    pub(crate) fn can_send(&self) -> bool {
+        matches!(
+            self.state,
+            b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_SQD
+        )
+    }
+
+    /// Moves the QP to the error state: flushes its work and forgets what is in flight.
+    pub(crate) fn set_error(&mut self, qp: &QpShared, out: &mut Outbox) {
+        if self.state == b::ib_qp_state_IB_QPS_ERR {
+            return;
+        }
+        self.state = b::ib_qp_state_IB_QPS_ERR;
+        self.flush_all(qp, out);
+    }
+
+    /// Flushes both queues and the WQE the responder holds from an SRQ.
+    fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
+        if let Some(r) = self.eng.resp.recv.take() {
+            if r.from_srq {
+                let wc = b::ib_uverbs_wc {
+                    wr_id: r.wqe.wr_id,
+                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+                    opcode: b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RECV,
+                    qp_num: qp.qpn,
+                    ..Default::default()
+                };
+                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
+                    out.recv_cq = true;
+                }
+            }
+        }
+        let (s, r) = self.flush(qp);
+        out.send_cq |= s;
+        out.recv_cq |= r;
+        let cons = self.sq.consumer();
+        self.eng.clear(cons);
+        out.retrans = Some(0);
+    }
+}
+
+impl QpShared {
+    /// Queues a received packet and schedules the work item.
+    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
+        if request {
+            self.req_q.push(skb);
+        } else {
+            self.resp_q.push(skb);
+        }
+        self.schedule();
+    }
+
+    /// Schedules the work item (it runs once more if it is running).
+    pub(crate) fn schedule(self: Arc<Self>) {
+        let wq = self.dev.data().wq();
+        // Already queued: it will see the new work.
+        let _ = wq.enqueue(self);
+    }
+
+    /// Handles what the engine asked for once the lock is dropped.
+    fn finish(self: &Arc<Self>, out: Outbox) {
+        if out.send_cq {
+            self.send_cq.notify();
+        }
+        if out.recv_cq && !(out.send_cq && self.recv_cq.same(&self.send_cq)) {
+            self.recv_cq.notify();
+        }
+        match out.retrans {
+            Some(0) => Timer::<QpShared, 0>::cancel(self),
+            Some(us) => Timer::<QpShared, 0>::arm_usecs(self, us),
+            None => {}
+        }
+        if let Some(us) = out.rnr {
+            Timer::<QpShared, 1>::arm_usecs(self, u64::from(us));
+        }
+        if out.again {
+            self.clone().schedule();
+        }
+    }
+}
+
+impl WorkItem for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        let Some(ndev) = this.dev.netdev() else {
+            this.req_q.purge();
+            this.resp_q.purge();
+            return;
+        };
+        let mut out = Outbox::default();
+        {
+            let mut inner = this.inner.lock();
+            if inner.dead {
+                return;
+            }
+            let dev: &Device<RrxeDev> = &this.dev;
+            for _ in 0..BUDGET {
+                let Some(skb) = this.resp_q.pop() else { break };
+                crate::comp::on_response(&this, dev, &ndev, &mut inner, skb, &mut out);
+            }
+            if inner.eng.timed_out {
+                inner.eng.timed_out = false;
+                crate::comp::on_timeout(&this, &mut inner, &mut out);
+            }
+            out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
+            out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);
+            crate::comp::complete_sent(&this, &mut inner, &mut out);
+            out.again |= this.resp_q.len() > 0;
+        }
+        this.finish(out);
+    }
+}
+
+impl TimerCallback<0> for QpShared {
+    fn fired(this: Arc<Self>) {
+        this.inner.lock().eng.timed_out = true;
+        this.schedule();
+    }
+}
+
+impl TimerCallback<1> for QpShared {
+    fn fired(this: Arc<Self>) {
+        {
+            let mut inner = this.inner.lock();
+            if inner.eng.rnr_wait {
+                inner.eng.rnr_wait = false;
+                crate::req::rewind(&mut inner);
+            }
+        }
+        this.schedule();
+    }
 }
 
 /// The completion opcode of a send work request opcode (`IB_WR_*`).
@@ -198,18 +464,21 @@ impl Qp {
         if init.create_flags() != 0 {
             return Err(eopnotsupp());
         }
-        let qp_type = init.qp_type();
-        match qp_type {
+        let ib_type = init.qp_type();
+        match ib_type {
             b::ib_qp_type_IB_QPT_RC | b::ib_qp_type_IB_QPT_UC | b::ib_qp_type_IB_QPT_UD => {}
             b::ib_qp_type_IB_QPT_GSI if init.port_num() == 1 => {}
             b::ib_qp_type_IB_QPT_GSI => return Err(EINVAL),
             _ => return Err(eopnotsupp()),
         }
+        let qp_type = QpType::from_u32(ib_type).ok_or(EINVAL)?;
         let (Some(send_cq), Some(recv_cq)) = (init.send_cq(), init.recv_cq()) else {
             return Err(EINVAL);
         };
-        let has_srq = init.has_srq();
+        let srq = init.srq().map(|s| s.shared().clone());
+        let has_srq = srq.is_some();
         check_cap(init.cap(), has_srq)?;
+        let dev_ref = dev.try_get().ok_or(ENODEV)?;
 
         // Send queue: room for the SGEs or the inline data, whichever is larger.
         let cap = init.cap();
@@ -229,6 +498,7 @@ impl Qp {
             Some(rq)
         };
         let cap = copy_cap(cap);
+        let eng = Engine::new((sq.capacity() + 1).min(MAX_TRACKED))?;
 
         let (sq_mmap, sq_mi) = map(sq.mem(), udata)?;
         let (rq_mmap, rq_mi) = match rq.as_ref() {
@@ -237,22 +507,8 @@ impl Qp {
         };
         udata.write_response(&b::rxe_create_qp_resp { rq_mi, sq_mi })?;
 
-        let inner = KBox::pin_init(
-            new_spinlock_bh!(
-                Inner {
-                    state: b::ib_qp_state_IB_QPS_RESET,
-                    attr: QpAttrs::default(),
-                    cap,
-                    sq,
-                    rq,
-                    _mmaps: [sq_mmap, rq_mmap],
-                },
-                "rrxe:qp"
-            ),
-            GFP_KERNEL,
-        )?;
         let table = dev.data().qps().clone();
-        let (min, max) = if qp_type == b::ib_qp_type_IB_QPT_GSI {
+        let (min, max) = if ib_type == b::ib_qp_type_IB_QPT_GSI {
             (GSI_QPN, GSI_QPN)
         } else {
             (MIN_QPN, MAX_QPN)
@@ -261,20 +517,51 @@ impl Qp {
         let qpn = table
             .reserve(min, max)
             .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
-        let shared = Arc::new(
-            QpShared {
+        let mut path = Path::default();
+        path.src_port = tx::src_port(qpn);
+        let shared = Arc::pin_init(
+            pin_init!(QpShared {
                 qpn,
+                ib_type,
                 qp_type,
                 signal_all: init.signal_all(),
+                pd: init.pd_id(),
                 send_cq,
                 recv_cq,
-                inner,
-            },
+                srq,
+                dev: dev_ref,
+                req_q <- SkbQueue::new(),
+                resp_q <- SkbQueue::new(),
+                work <- new_work!("rrxe:qp"),
+                retrans_timer <- Timer::new(kernel::c_str!("rrxe:retrans"), kernel::static_lock_class!()),
+                rnr_timer <- Timer::new(kernel::c_str!("rrxe:rnr"), kernel::static_lock_class!()),
+                inner <- new_spinlock_bh!(
+                    Inner {
+                        state: b::ib_qp_state_IB_QPS_RESET,
+                        attr: QpAttrs::default(),
+                        path,
+                        cap,
+                        sq,
+                        rq,
+                        eng,
+                        params: Params::initial(),
+                        dead: false,
+                    },
+                    "rrxe:qp"
+                ),
+            }),
             GFP_KERNEL,
         )
         .inspect_err(|_| table.unreserve(qpn))?;
         table.fill(qpn, shared.clone());
-        Ok((Qp { shared, table }, qpn))
+        Ok((
+            Qp {
+                shared,
+                table,
+                _mmaps: [sq_mmap, rq_mmap],
+            },
+            qpn,
+        ))
     }
 
     /// The QP number.
@@ -287,41 +574,88 @@ impl Qp {
         if mask & !STANDARD_BITS != 0 {
             return Err(eopnotsupp());
         }
+        let set = |bit: u32| mask & bit != 0;
+        // Sleeping allocations first: the responder's read/atomic resources.
+        let res = if set(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+            let n = usize::from(attr.max_dest_rd_atomic.max(1));
+            let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+            for _ in 0..n {
+                v.push(None, GFP_KERNEL)?;
+            }
+            Some(v)
+        } else {
+            None
+        };
+        let av = if set(b::ib_qp_attr_mask_IB_QP_AV) {
+            Some(AhAttrs::new(&attr.ah_attr).roce().ok_or(EINVAL)?)
+        } else {
+            None
+        };
         let qp = &self.shared;
-        let notify = {
+        let mut out = Outbox::default();
+        {
             let mut inner = qp.inner.lock();
-            let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 {
+            let cur = if set(b::ib_qp_attr_mask_IB_QP_CUR_STATE) {
                 attr.cur_qp_state
             } else {
                 inner.state
             };
-            let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 {
+            let next = if set(b::ib_qp_attr_mask_IB_QP_STATE) {
                 attr.qp_state
             } else {
                 cur
             };
-            if !transition_ok(cur, next, qp.qp_type, mask) {
+            if !transition_ok(cur, next, qp.ib_type, mask) {
                 return Err(EINVAL);
             }
             check_attr(attr, mask)?;
             inner.attr.update(attr, mask);
-            inner.state = next;
-            match next {
-                b::ib_qp_state_IB_QPS_ERR => inner.flush(qp),
-                b::ib_qp_state_IB_QPS_RESET => {
-                    inner.discard();
-                    (false, false)
-                }
-                _ => (false, false),
+            inner.params = Params::of(&inner.attr.get(), qp);
+            if let Some(av) = av {
+                inner.path.av = av;
             }
-        };
-        if notify.0 {
-            qp.send_cq.notify();
+            if let Some(res) = res {
+                inner.eng.resp.res = res;
+                inner.eng.resp.res_next = 0;
+            }
+            if set(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+                let psn = Psn::new(attr.sq_psn);
+                inner.eng.psn = psn;
+                inner.eng.comp = crate::proto::completer::CompState::new(psn);
+            }
+            if set(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+                inner.eng.resp.psn = Psn::new(attr.rq_psn);
+            }
+            if set(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+                inner.eng.retry = RetryCounter::new(attr.retry_cnt);
+            }
+            if set(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+                inner.eng.rnr = RetryCounter::new(attr.rnr_retry);
+            }
+            match next {
+                b::ib_qp_state_IB_QPS_ERR => {
+                    inner.state = cur;
+                    inner.set_error(qp, &mut out);
+                }
+                b::ib_qp_state_IB_QPS_RESET => {
+                    inner.state = next;
+                    inner.discard();
+                    let cons = inner.sq.consumer();
+                    inner.eng.clear(cons);
+                    out.retrans = Some(0);
+                }
+                _ => inner.state = next,
+            }
         }
-        if notify.1 && !(notify.0 && qp.recv_cq.same(&qp.send_cq)) {
-            qp.recv_cq.notify();
-        }
+        qp.finish(out);
+        // Work posted before the QP could send.
+        qp.clone().schedule();
         Ok(())
+    }
+
+    /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests).
+    pub(crate) fn kick(&self) {
+        self.shared.clone().schedule();
     }
 
     /// Reports the QP's attributes and creation attributes.
@@ -333,7 +667,7 @@ impl Qp {
         attr.cur_qp_state = inner.state;
         attr.cap = copy_cap(&inner.cap);
         init.cap = copy_cap(&inner.cap);
-        init.qp_type = qp.qp_type;
+        init.qp_type = qp.ib_type;
         init.sq_sig_type = if qp.signal_all {
             b::ib_sig_type_IB_SIGNAL_ALL_WR
         } else {

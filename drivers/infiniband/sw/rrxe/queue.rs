@@ -11,7 +11,11 @@
 
 use crate::{
     bindings as b,
-    ext::rdma::{mmap::MmapEntry, shared::SharedMem, udata::Udata},
+    ext::rdma::{
+        mmap::MmapEntry,
+        shared::{AnyBits, SharedMem},
+        udata::Udata,
+    },
 };
 use core::mem::{offset_of, size_of};
 use kernel::{prelude::*, sync::Arc};
@@ -213,6 +217,42 @@ impl FromClient {
     pub(crate) fn count(&self) -> u32 {
         let prod = self.ring.mem.load_acquire(PRODUCER) & self.ring.mask;
         prod.wrapping_sub(self.cons) & self.ring.mask
+    }
+
+    /// The consumer index (masked).
+    pub(crate) fn consumer(&self) -> u32 {
+        self.cons
+    }
+
+    /// The producer index (masked; untrusted, but any masked value is a valid slot).
+    pub(crate) fn producer(&self) -> u32 {
+        self.ring.mem.load_acquire(PRODUCER) & self.ring.mask
+    }
+
+    /// The index after `index`.
+    pub(crate) fn next_index(&self, index: u32) -> u32 {
+        index.wrapping_add(1) & self.ring.mask
+    }
+
+    /// How many slots lie from `from` up to `to`.
+    pub(crate) fn distance(&self, from: u32, to: u32) -> u32 {
+        to.wrapping_sub(from) & self.ring.mask
+    }
+
+    /// Copies bytes of element `index`, from `off`, into `dst`.
+    pub(crate) fn read_at(&self, index: u32, off: usize, dst: &mut [u8]) -> Result {
+        if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {
+            return Err(EINVAL);
+        }
+        self.ring.mem.read(self.ring.offset(index, off), dst)
+    }
+
+    /// Reads a `T` at `off` of element `index`.
+    pub(crate) fn read_obj_at<T: AnyBits>(&self, index: u32, off: usize) -> Result<T> {
+        if off.checked_add(size_of::<T>()).ok_or(EINVAL)? > self.ring.elem_size() {
+            return Err(EINVAL);
+        }
+        self.ring.mem.read_obj(self.ring.offset(index, off))
     }
 
     /// Copies bytes of the oldest element, from `off`, into `dst`.

@@ -21,9 +21,12 @@ mod bindings;
 mod ext;
 
 mod ah;
+mod comp;
 mod counters;
 mod cq;
 mod device;
+mod eng;
+mod icrc;
 mod link;
 mod mcast;
 mod mr;
@@ -31,13 +34,23 @@ mod mw;
 mod net;
 mod params;
 mod pd;
+// The protocol core is a complete, host-tested library; the driver uses part of its API.
+#[allow(dead_code, unreachable_pub)]
+mod proto;
 mod qp;
 mod queue;
+mod recv;
+mod req;
+mod resp;
+mod sgl;
 mod srq;
+mod tx;
+mod wqe;
 
 use ext::{
     net::notifier,
     rdma::{device::Registry, link as rdma_link},
+    workqueue::{OwnedQueue, WQ_UNBOUND},
 };
 
 module! {
@@ -62,13 +75,23 @@ impl kernel::Module for Rrxe {
         ext::layout::check()?;
         let nets = Arc::new(net::Nets::register()?, GFP_KERNEL)?;
         let registry = Registry::new()?;
+        let wq = Arc::new(
+            OwnedQueue::new(kernel::c_str!("rrxe"), WQ_UNBOUND, 0)?,
+            GFP_KERNEL,
+        )?;
+        let rx = Arc::new(
+            net::Rx {
+                registry: registry.clone(),
+            },
+            GFP_KERNEL,
+        )?;
         let notifier = notifier::Registration::register(Arc::new(
             link::Notifier {
                 registry: registry.clone(),
             },
             GFP_KERNEL,
         )?)?;
-        let link = link::Link::new(module, registry.clone(), nets)?;
+        let link = link::Link::new(module, registry.clone(), nets, rx, wq)?;
         let link = rdma_link::Registration::register(link)?;
         pr_info!("loaded\n");
         Ok(Rrxe {

@@ -19,8 +19,13 @@ use crate::{
     new_spinlock_bh, params,
     queue::{map, FromClient},
 };
+use crate::wqe::{read_recv, RecvWqe, WqeError};
 use core::mem::size_of;
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// SRQ numbers (as rxe).
 const MIN_SRQ_NUM: u32 = 0x0002_0001;
@@ -33,13 +38,31 @@ struct Inner {
     max_sge: u32,
     /// Below this many posted WQEs the limit event fires (0: disarmed).
     limit: u32,
-    /// The user context's mapping of `rq`.
-    mmap: Option<MmapEntry>,
 }
 
 /// What QPs using the SRQ share.
 pub(crate) struct SrqShared {
     inner: Pin<KBox<SpinLockBh<Inner>>>,
+}
+
+impl SrqShared {
+    /// Takes the oldest posted WQE; the second value says whether the number of posted
+    /// WQEs fell below the armed limit (which disarms it). `Err` for a malformed WQE (it is
+    /// consumed).
+    pub(crate) fn take(&self) -> Option<(Result<RecvWqe, WqeError>, bool)> {
+        let mut inner = self.inner.lock();
+        if inner.rq.count() == 0 {
+            return None;
+        }
+        let cons = inner.rq.consumer();
+        let wqe = read_recv(&inner.rq, cons);
+        inner.rq.advance();
+        let limit = inner.limit != 0 && inner.rq.count() < inner.limit;
+        if limit {
+            inner.limit = 0;
+        }
+        Some((wqe, limit))
+    }
 }
 
 /// The SRQs of a device by number.
@@ -50,6 +73,9 @@ pub(crate) struct Srq {
     num: u32,
     shared: Arc<SrqShared>,
     table: Arc<SrqTable>,
+    /// The user context's mapping of the queue (kept here, not in the shared part, which
+    /// QPs may release in any context).
+    mmap: Pin<KBox<Mutex<Option<MmapEntry>>>>,
 }
 
 impl Drop for Srq {
@@ -108,12 +134,7 @@ impl Srq {
         let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
         let shared = KBox::pin_init(
             new_spinlock_bh!(
-                Inner {
-                    rq,
-                    max_sge,
-                    limit,
-                    mmap,
-                },
+                Inner { rq, max_sge, limit },
                 "rrxe:srq"
             ),
             GFP_KERNEL,
@@ -121,7 +142,14 @@ impl Srq {
         .and_then(|inner| Ok(Arc::new(SrqShared { inner }, GFP_KERNEL)?))
         .inspect_err(|_| table.unreserve(num))?;
         table.fill(num, shared.clone());
-        let srq = Self { num, shared, table };
+        let mmap = KBox::pin_init(new_mutex!(mmap, "rrxe:srq_mmap"), GFP_KERNEL)
+            .inspect_err(|_| drop(table.remove(num)))?;
+        let srq = Self {
+            num,
+            shared,
+            table,
+            mmap,
+        };
         udata.write_response(&b::rxe_create_srq_resp {
             mi,
             srq_num: num,
@@ -154,17 +182,16 @@ impl Srq {
             if let Some(addr) = mi_addr {
                 udata.write_to_user(addr, &mi)?;
             }
+            let mut mapping = self.mmap.lock();
             let old = {
                 let mut inner = self.shared.inner.lock();
                 if inner.limit > rq.capacity() {
                     return Err(EINVAL);
                 }
                 rq.take_from(&inner.rq)?;
-                (
-                    core::mem::replace(&mut inner.rq, rq),
-                    core::mem::replace(&mut inner.mmap, mmap),
-                )
+                core::mem::replace(&mut inner.rq, rq)
             };
+            let old = (old, core::mem::replace(&mut *mapping, mmap));
             // Freed outside the lock: removing a mapping and freeing memory may sleep.
             drop(old);
         }
@@ -176,6 +203,11 @@ impl Srq {
             inner.limit = attr.srq_limit;
         }
         Ok(())
+    }
+
+    /// What QPs using the SRQ share.
+    pub(crate) fn shared(&self) -> &Arc<SrqShared> {
+        &self.shared
     }
 
     /// Reports the capacities and limit.

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completer: matches acknowledges and read/atomic responses to the send WQEs in
+//! flight (the protocol core's `judge`), completes them in order, stores read data and
+//! atomic results, and decides retries and RNR waits.
+
+use crate::{
+    bindings as b,
+    counters::Counter,
+    device::RrxeDev,
+    eng::Outbox,
+    ext::{
+        net::{device::NetDevice, skb::SkBuff},
+        rdma::device::Device,
+    },
+    proto::{
+        completer::{judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision, Verdict, WqeView},
+        packet::Packet,
+        verbs::{QpType, WcStatus},
+    },
+    qp::{Inner, QpShared},
+    req::rewind,
+    sgl::{self, Owner},
+    wqe,
+};
+
+/// Completes the oldest send WQE with `status`; an error moves the QP to the error state.
+fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
+    let cons = inner.sq.consumer();
+    let t = inner.eng.track(cons);
+    if t.signaled || qp.signal_all || status != WcStatus::Success {
+        let wc = b::ib_uverbs_wc {
+            wr_id: t.wr_id,
+            status: status as u32,
+            opcode: t.op.wc_opcode() as u32,
+            byte_len: t.byte_len,
+            qp_num: qp.qpn,
+            ..Default::default()
+        };
+        match qp.send_cq.push(&wc, false) {
+            Ok(notify) => out.send_cq |= notify,
+            // The CQ overflowed: the consumer learns it from the CQ error.
+            Err(_) => {}
+        }
+    }
+    if t.holds_rd_atomic {
+        inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
+    }
+    inner.sq.advance();
+    if status != WcStatus::Success {
+        inner.set_error(qp, out);
+    }
+}
+
+/// Whether send WQEs were started and not completed.
+fn outstanding(inner: &Inner) -> bool {
+    inner.sq.consumer() != inner.eng.hw_index
+}
+
+/// Completes, in order, the WQEs at the front that need no acknowledge and were sent.
+pub(crate) fn complete_sent(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) {
+    while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
+        let t = inner.eng.track(inner.sq.consumer());
+        if !(t.all_sent && t.no_ack) {
+            break;
+        }
+        complete_front(qp, inner, out, t.status);
+    }
+}
+
+/// Retransmits from the oldest unacknowledged PSN if the retry count allows.
+fn start_retry(qp: &QpShared, dev: &Device<RrxeDev>, inner: &mut Inner, out: &mut Outbox, timeout: bool) {
+    let e = &mut inner.eng;
+    match retry(&mut e.retry, e.retrying, timeout, e.psn, e.comp.psn) {
+        RetryDecision::Retransmit => {
+            e.retrying = true;
+            dev.data().count(Counter::CompleterRetryErr);
+            rewind(inner);
+            out.again = true;
+        }
+        RetryDecision::Ignore => {}
+        RetryDecision::Exceeded => {
+            dev.data().count(Counter::RetryExceededErr);
+            complete_front(qp, inner, out, WcStatus::RetryExcErr);
+        }
+    }
+}
+
+/// The retransmission timer expired.
+pub(crate) fn on_timeout(qp: &QpShared, dev: &Device<RrxeDev>, inner: &mut Inner, out: &mut Outbox) {
+    if qp.qp_type != QpType::Rc || !inner.can_send() || !outstanding(inner) {
+        return;
+    }
+    start_retry(qp, dev, inner, out, true);
+    if let Some(us) = inner.params.timeout_us {
+        out.retrans = Some(us);
+    }
+}
+
+/// Processes one response packet.
+pub(crate) fn on_response(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    _ndev: &NetDevice,
+    inner: &mut Inner,
+    skb: SkBuff,
+    out: &mut Outbox,
+) {
+    if qp.qp_type != QpType::Rc || !inner.can_send() {
+        return;
+    }
+    let Some(view) = skb.rx_view() else { return };
+    let Ok(pkt) = Packet::parse(view.payload) else {
+        return;
+    };
+    let rsp = Response {
+        opcode: pkt.opcode(),
+        psn: pkt.psn(),
+        syndrome: pkt.hdr.aeth.map(|a| a.syndrome),
+    };
+    let owner = Owner {
+        pd: qp.pd,
+        qpn: qp.qpn,
+    };
+    while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
+        let cons = inner.sq.consumer();
+        let t = inner.eng.track(cons);
+        if t.no_ack {
+            if t.all_sent {
+                complete_front(qp, inner, out, t.status);
+                continue;
+            }
+            break;
+        }
+        let wv = WqeView {
+            wr: t.op,
+            first_psn: t.first_psn,
+            last_psn: t.last_psn,
+            all_sent: t.all_sent,
+        };
+        let v = judge(&inner.eng.comp, &wv, &rsp);
+        if v.resets_retries() {
+            let p = inner.params;
+            let e = &mut inner.eng;
+            e.retry = RetryCounter::new(p.retry_cnt);
+            e.rnr = RetryCounter::new(p.rnr_retry);
+            e.retrying = false;
+        }
+        match v {
+            Verdict::Drop => break,
+            Verdict::CompleteImplicit => {
+                inner.eng.comp.wqe_done(t.last_psn);
+                complete_front(qp, inner, out, WcStatus::Success);
+            }
+            Verdict::Complete => {
+                if !rsp.psn.is_before(inner.eng.comp.psn) {
+                    inner.eng.comp.update(rsp.opcode, rsp.psn);
+                }
+                complete_front(qp, inner, out, WcStatus::Success);
+                break;
+            }
+            Verdict::Progress => {
+                inner.eng.comp.update(rsp.opcode, rsp.psn);
+                break;
+            }
+            Verdict::ReadData => {
+                let mtu = u64::from(inner.params.mtu.bytes());
+                let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
+                let stored = wqe::read_send(&inner.sq, cons)
+                    .ok()
+                    .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, pkt.payload));
+                if !matches!(stored, Some(Ok(()))) {
+                    complete_front(qp, inner, out, WcStatus::LocProtErr);
+                    break;
+                }
+                let end = off + pkt.payload.len() as u64;
+                let remaining = u64::from(t.byte_len).saturating_sub(end) as u32;
+                inner.eng.comp.update(rsp.opcode, rsp.psn);
+                if read_complete(remaining, rsp.opcode) {
+                    complete_front(qp, inner, out, WcStatus::Success);
+                }
+                break;
+            }
+            Verdict::AtomicResult => {
+                let orig = pkt.hdr.atomic_ack.map(|a| a.orig).unwrap_or(0);
+                let stored = wqe::read_send(&inner.sq, cons)
+                    .ok()
+                    .map(|w| sgl::write(dev.data(), owner, w.data.sges(), 0, &orig.to_ne_bytes()));
+                inner.eng.comp.update(rsp.opcode, rsp.psn);
+                let status = if matches!(stored, Some(Ok(()))) {
+                    WcStatus::Success
+                } else {
+                    WcStatus::LocProtErr
+                };
+                complete_front(qp, inner, out, status);
+                break;
+            }
+            Verdict::Retry { nak_psn } => {
+                if let Some(p) = nak_psn {
+                    dev.data().count(Counter::RcvdSeqErr);
+                    inner.eng.comp.nak_sequence(p);
+                }
+                start_retry(qp, dev, inner, out, false);
+                break;
+            }
+            Verdict::Rnr { timer } => {
+                dev.data().count(Counter::RcvdRnrErr);
+                match rnr_retry(&mut inner.eng.rnr, timer) {
+                    Ok(us) => {
+                        inner.eng.rnr_wait = true;
+                        out.rnr = Some(us);
+                    }
+                    Err(status) => {
+                        dev.data().count(Counter::RetryRnrExceededErr);
+                        complete_front(qp, inner, out, status);
+                    }
+                }
+                break;
+            }
+            Verdict::Fail(status) => {
+                complete_front(qp, inner, out, status);
+                break;
+            }
+        }
+    }
+    out.retrans = if outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
+        inner.params.timeout_us.or(Some(0))
+    } else {
+        Some(0)
+    };
+}

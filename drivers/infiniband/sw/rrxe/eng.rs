@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The state of a QP's protocol engine: the requester's position in the send queue and what
+//! it knows of each WQE in flight, the completer's sequence state and retry counters, and
+//! the responder's sequence state, receive WQE, RDMA WRITE in progress and read/atomic
+//! resources. All of it lives under the QP lock; the QP's work item runs the engine.
+
+use crate::{
+    mr::MemRef,
+    proto::{
+        completer::{CompState, RetryCounter},
+        psn::Psn,
+        requester::{AckReqPolicy, Segmenter},
+        responder::{ReadReply, SeqState},
+        verbs::{WcStatus, WrOpcode},
+    },
+    tx::Path,
+    wqe::{RecvWqe, SendWqe},
+};
+use kernel::prelude::*;
+
+/// Most send WQEs in flight (started and not completed) per QP. An RC QP has at most
+/// 128 unacknowledged PSNs, and each WQE that is not a local operation takes at least one.
+pub(crate) const MAX_TRACKED: u32 = 256;
+
+/// What the engine knows of a send WQE it started.
+#[derive(Clone, Copy)]
+pub(crate) struct Track {
+    pub(crate) wr_id: u64,
+    pub(crate) op: WrOpcode,
+    pub(crate) signaled: bool,
+    pub(crate) first_psn: Psn,
+    pub(crate) last_psn: Psn,
+    /// Every packet was sent (or the local operation executed).
+    pub(crate) all_sent: bool,
+    /// It completes once sent: UC, UD, local operations, or a failure found locally.
+    pub(crate) no_ack: bool,
+    /// It holds one of the `max_rd_atomic` slots.
+    pub(crate) holds_rd_atomic: bool,
+    /// The status it completes with when `no_ack` (success otherwise, unless a response
+    /// says differently).
+    pub(crate) status: WcStatus,
+    /// The completion's byte count.
+    pub(crate) byte_len: u32,
+}
+
+impl Track {
+    const fn empty() -> Self {
+        Track {
+            wr_id: 0,
+            op: WrOpcode::Send,
+            signaled: false,
+            first_psn: Psn::new(0),
+            last_psn: Psn::new(0),
+            all_sent: false,
+            no_ack: true,
+            holds_rd_atomic: false,
+            status: WcStatus::Success,
+            byte_len: 0,
+        }
+    }
+}
+
+/// The WQE the requester is sending.
+pub(crate) struct Cur {
+    /// Its position in the send queue.
+    pub(crate) index: u32,
+    pub(crate) wqe: SendWqe,
+    pub(crate) seg: Segmenter,
+    /// PSN of its next packet.
+    pub(crate) next_psn: Psn,
+    pub(crate) path: Path,
+    pub(crate) dest_qpn: u32,
+    pub(crate) qkey: u32,
+}
+
+/// A read/atomic resource of the responder: what a retried request needs to be answered
+/// again without executing twice.
+#[derive(Clone, Copy)]
+pub(crate) enum ResKind {
+    /// An RDMA READ of `len` bytes at `va` with `rkey`.
+    Read { va: u64, len: u32, rkey: u32 },
+    /// An atomic that returned `orig`.
+    Atomic { orig: u64 },
+    /// FLUSH or ATOMIC WRITE (answered with an empty read response).
+    Ack,
+}
+
+/// One responder resource.
+#[derive(Clone, Copy)]
+pub(crate) struct Resource {
+    pub(crate) kind: ResKind,
+    pub(crate) first_psn: Psn,
+    pub(crate) last_psn: Psn,
+}
+
+/// An RDMA READ reply being sent.
+pub(crate) struct Reading {
+    pub(crate) reply: ReadReply,
+    pub(crate) mem: MemRef,
+    /// Remote address of the reply's first byte.
+    pub(crate) va: u64,
+}
+
+/// An RDMA WRITE being received.
+pub(crate) struct Writing {
+    pub(crate) mem: MemRef,
+    /// Where the next payload goes.
+    pub(crate) va: u64,
+    /// Bytes not written yet.
+    pub(crate) resid: u32,
+}
+
+/// The receive WQE held for the message being received.
+pub(crate) struct Receiving {
+    pub(crate) wqe: RecvWqe,
+    /// It came from the SRQ (already consumed there).
+    pub(crate) from_srq: bool,
+    /// Bytes written so far.
+    pub(crate) offset: u64,
+}
+
+/// Responder state.
+pub(crate) struct Resp {
+    /// Next PSN expected.
+    pub(crate) psn: Psn,
+    /// Message sequence number.
+    pub(crate) msn: u32,
+    pub(crate) seq: SeqState,
+    /// Opcode of the last request processed (`None` after an RDMA READ).
+    pub(crate) prev: Option<crate::proto::opcode::Opcode>,
+    pub(crate) recv: Option<Receiving>,
+    pub(crate) write: Option<Writing>,
+    pub(crate) reading: Option<Reading>,
+    /// Read/atomic resources (`max_dest_rd_atomic` slots).
+    pub(crate) res: KVec<Option<Resource>>,
+    /// Next slot to use.
+    pub(crate) res_next: usize,
+}
+
+/// The engine of one QP.
+pub(crate) struct Engine {
+    /// Requester: the next WQE to start (masked send queue index).
+    pub(crate) req_index: u32,
+    /// WQEs before this index (from the consumer index) were started at least once.
+    pub(crate) hw_index: u32,
+    /// PSN of the next new WQE.
+    pub(crate) psn: Psn,
+    pub(crate) cur: Option<Cur>,
+    pub(crate) ack_policy: AckReqPolicy,
+    /// Read/atomic slots in use.
+    pub(crate) rd_atomic: u32,
+    /// An RNR NAK was received: wait for the RNR timer.
+    pub(crate) rnr_wait: bool,
+    /// Per in-flight WQE, by send queue index modulo its length (a power of two).
+    pub(crate) track: KVec<Track>,
+    pub(crate) comp: CompState,
+    pub(crate) retry: RetryCounter,
+    pub(crate) rnr: RetryCounter,
+    /// A retry is under way and made no progress yet.
+    pub(crate) retrying: bool,
+    /// The retransmission timer expired.
+    pub(crate) timed_out: bool,
+    pub(crate) resp: Resp,
+}
+
+impl Engine {
+    /// A fresh engine tracking up to `tracked` WQEs (a power of two).
+    pub(crate) fn new(tracked: u32) -> Result<Self> {
+        let mut track = KVec::with_capacity(tracked as usize, GFP_KERNEL)?;
+        for _ in 0..tracked {
+            track.push(Track::empty(), GFP_KERNEL)?;
+        }
+        Ok(Engine {
+            req_index: 0,
+            hw_index: 0,
+            psn: Psn::new(0),
+            cur: None,
+            ack_policy: AckReqPolicy::new(),
+            rd_atomic: 0,
+            rnr_wait: false,
+            track,
+            comp: CompState::new(Psn::new(0)),
+            retry: RetryCounter::new(0),
+            rnr: RetryCounter::new(0),
+            retrying: false,
+            timed_out: false,
+            resp: Resp {
+                psn: Psn::new(0),
+                msn: 0,
+                seq: SeqState::default(),
+                prev: None,
+                recv: None,
+                write: None,
+                reading: None,
+                res: KVec::new(),
+                res_next: 0,
+            },
+        })
+    }
+
+    /// The track of send queue index `index`.
+    pub(crate) fn track(&self, index: u32) -> Track {
+        let mask = self.track.len().wrapping_sub(1);
+        self.track
+            .get(index as usize & mask)
+            .copied()
+            .unwrap_or(Track::empty())
+    }
+
+    /// Sets the track of send queue index `index`.
+    pub(crate) fn set_track(&mut self, index: u32, t: Track) {
+        let mask = self.track.len().wrapping_sub(1);
+        if let Some(slot) = self.track.get_mut(index as usize & mask) {
+            *slot = t;
+        }
+    }
+
+    /// How many WQEs can be tracked.
+    pub(crate) fn tracked(&self) -> u32 {
+        self.track.len() as u32
+    }
+
+    /// Forgets everything in flight (reset, or error after the flush), keeping the tracks'
+    /// memory and the responder's resources.
+    pub(crate) fn clear(&mut self, sq_index: u32) {
+        self.req_index = sq_index;
+        self.hw_index = sq_index;
+        self.cur = None;
+        self.rd_atomic = 0;
+        self.rnr_wait = false;
+        self.retrying = false;
+        self.timed_out = false;
+        self.ack_policy = AckReqPolicy::new();
+        self.resp.recv = None;
+        self.resp.write = None;
+        self.resp.reading = None;
+        self.resp.prev = None;
+        self.resp.seq = SeqState::default();
+        for r in self.resp.res.iter_mut() {
+            *r = None;
+        }
+    }
+}
+
+/// What to do once the QP lock is dropped.
+#[derive(Default)]
+pub(crate) struct Outbox {
+    /// Call the send CQ's handler.
+    pub(crate) send_cq: bool,
+    /// Call the receive CQ's handler.
+    pub(crate) recv_cq: bool,
+    /// Arm the retransmission timer (microseconds), or stop it (`Some(0)`).
+    pub(crate) retrans: Option<u64>,
+    /// Arm the RNR timer (microseconds).
+    pub(crate) rnr: Option<u32>,
+    /// Run the work item again (budget exhausted).
+    pub(crate) again: bool,
+}

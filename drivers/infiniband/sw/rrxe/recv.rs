@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
+//! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
+//! multicast group) and queued there; the QP's work item processes it. Nothing here trusts
+//! the packet: whatever does not check out is dropped.
+
+use crate::{
+    counters::Counter,
+    device::RrxeDev,
+    ext::{net::skb::SkBuff, rdma::device::Device},
+    icrc::KernelCrc,
+    proto::{
+        bth::MULTICAST_QPN,
+        icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
+        packet::Packet,
+    },
+};
+
+/// The QPN of a valid packet and whether it is a request.
+fn classify(skb: &SkBuff) -> Option<(u32, bool)> {
+    let view = skb.rx_view()?;
+    let net = match view.ip.len() {
+        IPV4_HDR_LEN => NetHeaders::Ipv4 {
+            ip: view.ip,
+            udp: view.udp,
+        },
+        IPV6_HDR_LEN => NetHeaders::Ipv6 {
+            ip: view.ip,
+            udp: view.udp,
+        },
+        _ => return None,
+    };
+    let pkt = Packet::parse(view.payload).ok()?;
+    icrc::verify(&KernelCrc, &net, view.payload).ok()?;
+    Some((pkt.hdr.bth.dest_qpn, pkt.opcode().is_request()))
+}
+
+/// Takes one received datagram for device `dev`.
+pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff) {
+    if skb.linearize().is_err() {
+        return;
+    }
+    let Some((qpn, request)) = classify(&skb) else {
+        return;
+    };
+    let data = dev.data();
+    if qpn == MULTICAST_QPN {
+        return;
+    }
+    let Some(qp) = data.qps().get(qpn) else {
+        return;
+    };
+    data.count(Counter::RcvdPkts);
+    qp.enqueue(skb, request);
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester: takes send WQEs in order, executes local operations, cuts messages into
+//! packets (the protocol core's segmenter) and sends them, within the RC window and the
+//! read/atomic limit.
+
+use crate::{
+    counters::Counter,
+    device::RrxeDev,
+    eng::{Cur, Outbox, Track},
+    ext::{net::device::NetDevice, rdma::device::Device},
+    mr::{self, MemError},
+    proto::{
+        atomic::AtomicEth,
+        bth::{Bth, DEFAULT_PKEY},
+        deth::Deth,
+        flush::Feth,
+        ieth::Ieth,
+        immdt::ImmDt,
+        mtu::Mtu,
+        opcode::HeaderSet,
+        packet::Headers,
+        requester::{gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter},
+        reth::Reth,
+        verbs::{QpType, WcStatus, WrOpcode},
+    },
+    qp::{Inner, QpShared, BUDGET},
+    sgl::{self, Owner},
+    tx::{self, Path, TxError},
+    wqe::{self, Data, SendWqe, SEND_SIGNALED},
+};
+
+/// Restarts sending at the oldest WQE not completed (after a retry decision or an RNR wait);
+/// WQEs already started resume at the PSN the completer expects.
+pub(crate) fn rewind(inner: &mut Inner) {
+    inner.eng.req_index = inner.sq.consumer();
+    inner.eng.cur = None;
+}
+
+/// Sends what the send queue holds, up to the budget. Returns true if there is more.
+pub(crate) fn run(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &mut Inner,
+    out: &mut Outbox,
+) -> bool {
+    let mut sent = 0;
+    while inner.can_send() && !inner.eng.rnr_wait {
+        if sent >= BUDGET {
+            return true;
+        }
+        if inner.eng.cur.is_none() {
+            if !start_next(qp, dev, ndev, inner, out) {
+                return false;
+            }
+            continue;
+        }
+        if qp.qp_type == QpType::Rc {
+            let next = inner.eng.cur.as_ref().map(|c| c.next_psn);
+            if let Some(next) = next {
+                if !psn_window_open(next, inner.eng.comp.psn) {
+                    return false;
+                }
+            }
+        }
+        let Some(cur) = inner.eng.cur.as_mut() else {
+            continue;
+        };
+        let Some(seg) = cur.seg.next() else {
+            finish_cur(inner);
+            continue;
+        };
+        cur.next_psn = seg.psn.next();
+        let last = seg.opcode.is_end();
+        match send_segment(qp, dev, ndev, inner, &seg) {
+            Ok(()) => {}
+            Err(status) => {
+                fail_cur(qp, inner, out, status);
+                return false;
+            }
+        }
+        sent += 1;
+        if qp.qp_type == QpType::Rc && out.retrans.is_none() {
+            if let Some(us) = inner.params.timeout_us {
+                out.retrans = Some(us);
+            }
+        }
+        if last {
+            finish_cur(inner);
+        }
+    }
+    false
+}
+
+/// The WQE being sent was sent entirely.
+fn finish_cur(inner: &mut Inner) {
+    if let Some(cur) = inner.eng.cur.take() {
+        let mut t = inner.eng.track(cur.index);
+        t.all_sent = true;
+        inner.eng.set_track(cur.index, t);
+        inner.eng.req_index = inner.sq.next_index(cur.index);
+    }
+}
+
+/// The WQE being sent failed locally: it completes in error, and the QP goes to error.
+fn fail_cur(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
+    if let Some(cur) = inner.eng.cur.take() {
+        let mut t = inner.eng.track(cur.index);
+        t.all_sent = true;
+        t.no_ack = true;
+        t.status = status;
+        inner.eng.set_track(cur.index, t);
+        inner.eng.req_index = inner.sq.next_index(cur.index);
+    }
+    crate::comp::complete_sent(qp, inner, out);
+}
+
+/// Whether `index` lies before the requester's high-water mark (was started before).
+fn restarted(inner: &Inner, index: u32) -> bool {
+    let cons = inner.sq.consumer();
+    inner.sq.distance(cons, index) < inner.sq.distance(cons, inner.eng.hw_index)
+}
+
+/// Records a WQE that completes without being sent.
+fn record_done(inner: &mut Inner, index: u32, wqe_id: u64, op: WrOpcode, flags: u32, status: WcStatus) {
+    let t = Track {
+        wr_id: wqe_id,
+        op,
+        signaled: flags & SEND_SIGNALED != 0,
+        first_psn: inner.eng.psn,
+        last_psn: inner.eng.psn,
+        all_sent: true,
+        no_ack: true,
+        holds_rd_atomic: false,
+        status,
+        byte_len: 0,
+    };
+    inner.eng.set_track(index, t);
+    inner.eng.req_index = inner.sq.next_index(index);
+    if !restarted(inner, index) {
+        inner.eng.hw_index = inner.eng.req_index;
+    }
+}
+
+/// Local operations (IBA 10.6): memory registration, invalidation, window binding.
+fn local_op(qp: &QpShared, dev: &Device<RrxeDev>, wqe: &SendWqe) -> Result<(), MemError> {
+    let d = dev.data();
+    match wqe.op {
+        WrOpcode::LocalInv => mr::invalidate(d, wqe.ex, qp.pd, qp.qpn),
+        WrOpcode::BindMw => {
+            let bd = &wqe.bind;
+            mr::bind_mw(
+                d, qp.pd, qp.qpn, bd.mw_rkey, bd.rkey, bd.mr_lkey, bd.addr, bd.length, bd.access,
+            )
+        }
+        _ => Err(MemError::State),
+    }
+}
+
+/// The completion status of a failed local operation.
+fn local_status(op: WrOpcode, e: MemError) -> WcStatus {
+    match (op, e) {
+        (WrOpcode::BindMw, _) => WcStatus::MwBindErr,
+        _ => WcStatus::LocProtErr,
+    }
+}
+
+/// Starts the next WQE, if one is posted and may start. Returns false when nothing can
+/// start now.
+fn start_next(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &mut Inner,
+    out: &mut Outbox,
+) -> bool {
+    let index = inner.eng.req_index;
+    if index == inner.sq.producer() {
+        return false;
+    }
+    let cons = inner.sq.consumer();
+    let in_flight = inner.sq.distance(cons, index);
+    if in_flight + 1 >= inner.eng.tracked() {
+        return false;
+    }
+    let again = restarted(inner, index);
+    let old = inner.eng.track(index);
+    let wqe = match wqe::read_send(&inner.sq, index) {
+        Ok(w) => w,
+        Err(_) => {
+            record_done(inner, index, 0, WrOpcode::Send, SEND_SIGNALED, WcStatus::LocQpOpErr);
+            crate::comp::complete_sent(qp, inner, out);
+            return false;
+        }
+    };
+    let holds = again && old.holds_rd_atomic;
+    let g = gate(&GateInput {
+        qp: qp.qp_type,
+        wr: wqe.op,
+        fence: wqe.fence(),
+        earlier_outstanding: in_flight > 0,
+        rd_atomic_in_flight: inner.eng.rd_atomic,
+        max_rd_atomic: inner.params.max_rd_atomic.max(1),
+        holds_rd_atomic: holds,
+        next_psn: if again { old.first_psn } else { inner.eng.psn },
+        oldest_unacked: inner.eng.comp.psn,
+    });
+    if g != Gate::Proceed {
+        return false;
+    }
+    if wqe.op.is_local() {
+        let status = match local_op(qp, dev, &wqe) {
+            Ok(()) => WcStatus::Success,
+            Err(e) => local_status(wqe.op, e),
+        };
+        record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, status);
+        return true;
+    }
+    // Destination: the connected path, or the AH of a datagram.
+    let (path, dest_qpn, qkey) = if qp.qp_type.is_datagram() {
+        let Some(ah) = dev.data().ahs().get(wqe.ud.ah_num) else {
+            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::LocQpOpErr);
+            return true;
+        };
+        let Some(av) = ah.roce() else {
+            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::LocQpOpErr);
+            return true;
+        };
+        // IBA 10.2.5: a Q_Key with the high bit set means "use the QP's".
+        let qkey = if wqe.ud.remote_qkey & 0x8000_0000 != 0 {
+            inner.params.qkey
+        } else {
+            wqe.ud.remote_qkey
+        };
+        (
+            Path {
+                av,
+                src_port: inner.path.src_port,
+            },
+            wqe.ud.remote_qpn,
+            qkey,
+        )
+    } else {
+        (inner.path, inner.params.dest_qpn, 0)
+    };
+    let mtu = if qp.qp_type.is_datagram() {
+        Mtu::for_netdev_mtu(ndev.mtu()).unwrap_or(Mtu::Mtu1024)
+    } else {
+        inner.params.mtu
+    };
+    let first_psn = if again { old.first_psn } else { inner.eng.psn };
+    let mut seg = match Segmenter::new(qp.qp_type, wqe.op, wqe.len, mtu, first_psn) {
+        Ok(s) => s,
+        Err(ReqError::UdTooLong) => {
+            // IBA C10-93.1.1: not sent, completed successfully; it still takes a PSN.
+            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::Success);
+            if !again {
+                inner.eng.psn = inner.eng.psn.next();
+            }
+            return true;
+        }
+        Err(e) => {
+            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, e.wc_status());
+            return true;
+        }
+    };
+    let resume = inner.eng.comp.psn;
+    if again && resume.within(seg.first_psn(), seg.last_psn()) && resume != seg.first_psn() {
+        if seg.resume_at(resume).is_err() {
+            return false;
+        }
+    }
+    let mut holds_rd_atomic = holds;
+    if wqe.op.uses_rd_atomic() && !holds {
+        inner.eng.rd_atomic += 1;
+        holds_rd_atomic = true;
+    }
+    let t = Track {
+        wr_id: wqe.wr_id,
+        op: wqe.op,
+        signaled: wqe.flags & SEND_SIGNALED != 0,
+        first_psn,
+        last_psn: seg.last_psn(),
+        all_sent: false,
+        no_ack: qp.qp_type != QpType::Rc,
+        holds_rd_atomic,
+        status: WcStatus::Success,
+        byte_len: wqe.len,
+    };
+    inner.eng.set_track(index, t);
+    if !again {
+        inner.eng.psn = first_psn.wrapping_add(seg.psn_span());
+        inner.eng.hw_index = inner.sq.next_index(index);
+    }
+    let next_psn = if again && resume.within(seg.first_psn(), seg.last_psn()) {
+        resume
+    } else {
+        first_psn
+    };
+    inner.eng.cur = Some(Cur {
+        index,
+        wqe,
+        seg,
+        next_psn,
+        path,
+        dest_qpn,
+        qkey,
+    });
+    true
+}
+
+/// Builds and sends one packet of the current WQE.
+fn send_segment(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &mut Inner,
+    seg: &Segment,
+) -> Result<(), WcStatus> {
+    let ack_req = inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode);
+    let Some(cur) = inner.eng.cur.as_ref() else {
+        return Err(WcStatus::LocQpOpErr);
+    };
+    let wqe = &cur.wqe;
+    let set = seg.opcode.headers();
+    let mut hdr = Headers::new(Bth {
+        opcode: seg.opcode,
+        solicited: solicited(seg.opcode, wqe.solicited()),
+        mig_req: false,
+        pad: 0,
+        tver: 0,
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn: cur.dest_qpn & crate::proto::bth::QPN_MASK,
+        ack_req,
+        psn: seg.psn,
+    });
+    let remote_va = wqe.remote.addr.wrapping_add(u64::from(seg.offset));
+    if set.contains(HeaderSet::RETH) {
+        hdr.reth = Some(Reth {
+            va: remote_va,
+            rkey: wqe.remote.rkey,
+            dma_len: seg.remaining,
+        });
+    }
+    if set.contains(HeaderSet::DETH) {
+        hdr.deth = Some(Deth {
+            qkey: cur.qkey,
+            src_qpn: qp.qpn,
+        });
+    }
+    if set.contains(HeaderSet::IMMDT) {
+        hdr.immdt = Some(ImmDt {
+            imm: u32::from_be(wqe.ex),
+        });
+    }
+    if set.contains(HeaderSet::IETH) {
+        hdr.ieth = Some(Ieth { rkey: wqe.ex });
+    }
+    if set.contains(HeaderSet::ATOMIC_ETH) {
+        let (swap_add, compare) = match wqe.op {
+            WrOpcode::AtomicCmpSwp => (wqe.remote.swap, wqe.remote.compare_add),
+            _ => (wqe.remote.compare_add, 0),
+        };
+        hdr.atomic_eth = Some(AtomicEth {
+            va: wqe.remote.addr,
+            rkey: wqe.remote.rkey,
+            swap_add,
+            compare,
+        });
+    }
+    if set.contains(HeaderSet::FETH) {
+        hdr.feth = Some(Feth {
+            placement: wqe.remote.flush_level,
+            selectivity: wqe.remote.flush_type,
+        });
+    }
+    let owner = Owner {
+        pd: qp.pd,
+        qpn: qp.qpn,
+    };
+    let offset = u64::from(seg.offset);
+    let res = tx::send(
+        dev,
+        ndev,
+        &cur.path,
+        &hdr,
+        seg.payload_len as usize,
+        |buf: &mut [u8]| match &wqe.data {
+            Data::Inline { bytes, len } => {
+                let start = (seg.offset as usize).min(*len);
+                let src = bytes
+                    .get(start..start + buf.len())
+                    .ok_or(MemError::Range)?;
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            Data::Sges { .. } => sgl::read(dev.data(), owner, wqe.data.sges(), offset, buf),
+        },
+    );
+    match res {
+        Ok(()) => {
+            if matches!(
+                seg.opcode.operation(),
+                crate::proto::opcode::Operation::Write | crate::proto::opcode::Operation::ReadRequest
+            ) {
+                dev.data().count(Counter::RdmaSends);
+            }
+            Ok(())
+        }
+        Err(TxError::Fill(_)) => Err(WcStatus::LocProtErr),
+        // Lost like a packet on the wire: RC retries, UC and UD lose it.
+        Err(TxError::Net) => {
+            dev.data().count(Counter::SendErr);
+            Ok(())
+        }
+    }
+}

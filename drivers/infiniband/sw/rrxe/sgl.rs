@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Copies between packets and the memory a scatter/gather list names, each element checked
+//! against its local key.
+
+use crate::{
+    device::RrxeDev,
+    mr::{resolve, MemError},
+    wqe::Sge,
+};
+
+/// Who is asking: the QP's PD and number, for key checks.
+#[derive(Clone, Copy)]
+pub(crate) struct Owner {
+    pub(crate) pd: usize,
+    pub(crate) qpn: u32,
+}
+
+/// Calls `f(sge, offset in the SGE, range in the buffer)` for each piece of `len` bytes
+/// starting `offset` bytes into the list; `Range` if the list is too short.
+fn walk(
+    sges: &[Sge],
+    offset: u64,
+    len: usize,
+    mut f: impl FnMut(&Sge, u64, core::ops::Range<usize>) -> Result<(), MemError>,
+) -> Result<(), MemError> {
+    let mut skip = offset;
+    let mut done = 0usize;
+    for sge in sges {
+        if done == len {
+            break;
+        }
+        let sl = u64::from(sge.length);
+        if skip >= sl {
+            skip -= sl;
+            continue;
+        }
+        let avail = usize::try_from(sl - skip).unwrap_or(usize::MAX);
+        let n = avail.min(len - done);
+        f(sge, skip, done..done + n)?;
+        done += n;
+        skip = 0;
+    }
+    if done == len {
+        Ok(())
+    } else {
+        Err(MemError::Range)
+    }
+}
+
+/// Copies `dst.len()` bytes from the list, starting `offset` bytes into it.
+pub(crate) fn read(
+    dev: &RrxeDev,
+    who: Owner,
+    sges: &[Sge],
+    offset: u64,
+    dst: &mut [u8],
+) -> Result<(), MemError> {
+    let len = dst.len();
+    walk(sges, offset, len, |sge, off, range| {
+        let n = range.len() as u64;
+        let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
+        let mem = resolve(dev, sge.lkey, who.pd, who.qpn, false, va, n, 0)?;
+        mem.read(va, dst.get_mut(range).ok_or(MemError::Range)?)
+    })
+}
+
+/// Copies `src` into the list, starting `offset` bytes into it.
+pub(crate) fn write(
+    dev: &RrxeDev,
+    who: Owner,
+    sges: &[Sge],
+    offset: u64,
+    src: &[u8],
+) -> Result<(), MemError> {
+    walk(sges, offset, src.len(), |sge, off, range| {
+        let n = range.len() as u64;
+        let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
+        let mem = resolve(
+            dev,
+            sge.lkey,
+            who.pd,
+            who.qpn,
+            false,
+            va,
+            n,
+            crate::bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+        )?;
+        mem.write(va, src.get(range).ok_or(MemError::Range)?)
+    })
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Transmit: a packet's headers and payload become a RoCEv2 UDP datagram with its ICRC,
+//! sent on the netdev or, when it is addressed to this device, handed straight to the
+//! receive path.
+
+use crate::{
+    counters::Counter,
+    device::RrxeDev,
+    ext::{
+        net::{
+            device::NetDevice,
+            xmit::{Flow, IpAddrs, TxSkb},
+        },
+        rdma::{ah::RoceAv, device::Device},
+    },
+    icrc::KernelCrc,
+    proto::{
+        icrc::{self, NetHeaders},
+        packet::{Headers, Layout},
+    },
+    recv,
+};
+use kernel::prelude::*;
+
+/// The UDP port of RoCEv2.
+pub(crate) const ROCE_V2_PORT: u16 = 4791;
+/// Hop limit when the address vector has none.
+const DEFAULT_TTL: u8 = 64;
+
+/// Where a QP's packets go: the address vector and the QP's UDP source port.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Path {
+    pub(crate) av: RoceAv,
+    pub(crate) src_port: u16,
+}
+
+/// Whether a GID is an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
+fn v4_mapped(gid: &[u8; 16]) -> Option<[u8; 4]> {
+    let (head, v4) = gid.split_at(12);
+    if head[..10].iter().all(|b| *b == 0) && head[10] == 0xff && head[11] == 0xff {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(v4);
+        Some(a)
+    } else {
+        None
+    }
+}
+
+/// The UDP source port of a QP: `0xc000` plus a 14-bit hash of its number, so that each
+/// QP is one flow (in order on the wire) and QPs spread over receive queues.
+pub(crate) fn src_port(qpn: u32) -> u16 {
+    // hash_32 of the kernel: multiply by the golden ratio, keep the top bits.
+    let h = qpn.wrapping_mul(0x61c8_8647) >> (32 - 14);
+    0xc000 | h as u16
+}
+
+impl Path {
+    fn flow(&self) -> Flow {
+        let addrs = match (v4_mapped(&self.av.sgid), v4_mapped(&self.av.dgid)) {
+            (Some(src), Some(dst)) => IpAddrs::V4 { src, dst },
+            _ => IpAddrs::V6 {
+                src: self.av.sgid,
+                dst: self.av.dgid,
+            },
+        };
+        Flow {
+            addrs,
+            src_port: self.src_port,
+            dst_port: ROCE_V2_PORT,
+            tos: self.av.traffic_class,
+            ttl: if self.av.hop_limit == 0 {
+                DEFAULT_TTL
+            } else {
+                self.av.hop_limit
+            },
+            flow_label: self.av.flow_label,
+        }
+    }
+}
+
+/// Why a packet was not sent.
+#[derive(Debug)]
+pub(crate) enum TxError<E> {
+    /// Filling the payload failed.
+    Fill(E),
+    /// The packet could not be built or sent (memory, route, device).
+    Net,
+}
+
+/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes.
+pub(crate) fn send<E>(
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    path: &Path,
+    hdr: &Headers,
+    payload_len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<(), TxError<E>> {
+    let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
+    let flow = path.flow();
+    let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
+    let mut skb = TxSkb::alloc(ndev, v6, layout.total_len).map_err(|_| TxError::Net)?;
+    {
+        let buf = skb.payload_mut();
+        hdr.write(payload_len, buf).map_err(|_| TxError::Net)?;
+        let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
+        fill(payload).map_err(TxError::Fill)?;
+    }
+    let finish = |ip: &[u8], udp: &[u8], pkt: &mut [u8]| {
+        let net = if v6 {
+            NetHeaders::Ipv6 { ip, udp }
+        } else {
+            NetHeaders::Ipv4 { ip, udp }
+        };
+        // The headers are the ones just built: this cannot fail.
+        let _ = icrc::generate(&KernelCrc, &net, pkt);
+    };
+    dev.data().count(Counter::SentPkts);
+    if path.av.dmac == ndev.mac() {
+        let skb = skb.loopback(ndev, &flow, finish).map_err(|_| TxError::Net)?;
+        recv::process(dev, skb);
+        Ok(())
+    } else {
+        skb.send(ndev, &flow, finish).map_err(|_| TxError::Net)
+    }
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Work queue elements as the rxe ABI lays them out in the shared queues
+//! (`struct rxe_send_wqe`, `struct rxe_recv_wqe`), decoded into validated kernel copies.
+//!
+//! The queue memory is writable by userspace at any time: a WQE is copied out once, checked
+//! (opcode, SGE count, lengths) and used from the copy. Only the fields the ABI defines as
+//! inputs are read; the progress fields rxe keeps inside the WQE are kept privately.
+
+use crate::{
+    bindings as b,
+    ext::rdma::wqe::{RecvWqeRaw, SendWqeRaw},
+    proto::verbs::WrOpcode,
+    queue::FromClient,
+};
+use core::mem::{offset_of, size_of};
+use kernel::prelude::*;
+
+/// Most SGEs a WQE may name (`RXE_MAX_SGE`).
+pub(crate) const MAX_SGE: usize = 32;
+/// Bytes of inline data a send WQE may carry (its SGE area at [`MAX_SGE`]).
+pub(crate) const MAX_INLINE: usize = MAX_SGE * SGE_SIZE;
+const SGE_SIZE: usize = size_of::<b::rxe_sge>();
+/// Where the SGEs (or inline data) of a send WQE start.
+const SEND_SGE_OFF: usize = offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+/// Where the SGEs of a receive WQE start.
+const RECV_SGE_OFF: usize = offset_of!(b::rxe_recv_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+
+/// `IB_SEND_*` flags.
+pub(crate) const SEND_FENCE: u32 = b::ib_send_flags_IB_SEND_FENCE;
+pub(crate) const SEND_SIGNALED: u32 = b::ib_send_flags_IB_SEND_SIGNALED;
+pub(crate) const SEND_SOLICITED: u32 = b::ib_send_flags_IB_SEND_SOLICITED;
+pub(crate) const SEND_INLINE: u32 = b::ib_send_flags_IB_SEND_INLINE;
+
+/// One scatter/gather element.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Sge {
+    pub(crate) addr: u64,
+    pub(crate) length: u32,
+    pub(crate) lkey: u32,
+}
+
+/// A list of SGEs, or inline data.
+#[derive(Clone)]
+pub(crate) enum Data {
+    /// `n` SGEs.
+    Sges { sges: [Sge; MAX_SGE], n: usize },
+    /// Inline bytes (`len` of them).
+    Inline { bytes: [u8; MAX_INLINE], len: usize },
+}
+
+impl Data {
+    fn empty() -> Self {
+        Data::Sges {
+            sges: [Sge::default(); MAX_SGE],
+            n: 0,
+        }
+    }
+
+    /// The SGEs (none for inline data).
+    pub(crate) fn sges(&self) -> &[Sge] {
+        match self {
+            Data::Sges { sges, n } => sges.get(..*n).unwrap_or(&[]),
+            Data::Inline { .. } => &[],
+        }
+    }
+
+    /// Total bytes.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Data::Sges { .. } => self.sges().iter().map(|s| u64::from(s.length)).sum(),
+            Data::Inline { len, .. } => *len as u64,
+        }
+    }
+}
+
+/// Why a WQE is rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WqeError {
+    /// An opcode the ABI does not have or this QP cannot use.
+    Opcode,
+    /// Too many SGEs, too much inline data, or lengths that overflow.
+    Length,
+}
+
+/// The remote side of an operation.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Remote {
+    pub(crate) addr: u64,
+    pub(crate) rkey: u32,
+    /// Atomics: compare (CMP_SWAP) or add (FETCH_ADD) value.
+    pub(crate) compare_add: u64,
+    /// Atomics: swap value.
+    pub(crate) swap: u64,
+    /// FLUSH: length, selectivity type and placement level.
+    pub(crate) flush_len: u32,
+    pub(crate) flush_type: u8,
+    pub(crate) flush_level: u8,
+}
+
+/// UD addressing of a send WQE.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Ud {
+    pub(crate) remote_qpn: u32,
+    pub(crate) remote_qkey: u32,
+    pub(crate) ah_num: u32,
+}
+
+/// A memory window bind.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Bind {
+    pub(crate) addr: u64,
+    pub(crate) length: u64,
+    pub(crate) mr_lkey: u32,
+    pub(crate) mw_rkey: u32,
+    pub(crate) rkey: u32,
+    pub(crate) access: u32,
+}
+
+/// A validated copy of a send WQE.
+#[derive(Clone)]
+pub(crate) struct SendWqe {
+    pub(crate) wr_id: u64,
+    pub(crate) op: WrOpcode,
+    pub(crate) flags: u32,
+    /// Immediate data (as on the wire) or the rkey to invalidate.
+    pub(crate) ex: u32,
+    pub(crate) remote: Remote,
+    pub(crate) ud: Ud,
+    pub(crate) bind: Bind,
+    /// Message length: the data's length (8 for ATOMIC WRITE, the range for FLUSH).
+    pub(crate) len: u32,
+    pub(crate) data: Data,
+}
+
+impl SendWqe {
+    /// Whether the WQE asked for solicited events.
+    pub(crate) fn solicited(&self) -> bool {
+        self.flags & SEND_SOLICITED != 0
+    }
+
+    /// Whether it asked for a fence.
+    pub(crate) fn fence(&self) -> bool {
+        self.flags & SEND_FENCE != 0
+    }
+}
+
+/// A validated copy of a receive WQE.
+#[derive(Clone)]
+pub(crate) struct RecvWqe {
+    pub(crate) wr_id: u64,
+    pub(crate) data: Data,
+}
+
+/// Reads `n` SGEs starting at `off` of element `index`.
+fn read_sges(q: &FromClient, index: u32, off: usize, n: usize) -> Result<Data, WqeError> {
+    if n > MAX_SGE {
+        return Err(WqeError::Length);
+    }
+    let mut sges = [Sge::default(); MAX_SGE];
+    let mut total = 0u64;
+    for (i, s) in sges.iter_mut().take(n).enumerate() {
+        let raw: b::rxe_sge = q
+            .read_obj_at(index, off + i * SGE_SIZE)
+            .map_err(|_| WqeError::Length)?;
+        *s = Sge {
+            addr: raw.addr,
+            length: raw.length,
+            lkey: raw.lkey,
+        };
+        total += u64::from(raw.length);
+    }
+    if total > u64::from(crate::proto::requester::MAX_MSG_SIZE) {
+        return Err(WqeError::Length);
+    }
+    Ok(Data::Sges { sges, n })
+}
+
+/// Decodes the send WQE at ring position `index`.
+pub(crate) fn read_send(q: &FromClient, index: u32) -> Result<SendWqe, WqeError> {
+    let raw: SendWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
+    let op = WrOpcode::from_u32(raw.opcode()).ok_or(WqeError::Opcode)?;
+    let mut remote = Remote::default();
+    let mut ud = Ud::default();
+    let mut bind = Bind::default();
+    let mut data = Data::empty();
+    let dma_len = raw.dma_length();
+    let mut len = dma_len;
+    match op {
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteImm | WrOpcode::RdmaRead | WrOpcode::AtomicWrite => {
+            let r = raw.rdma();
+            remote.addr = r.remote_addr;
+            remote.rkey = r.rkey;
+        }
+        WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd => {
+            let a = raw.atomic();
+            remote.addr = a.remote_addr;
+            remote.rkey = a.rkey;
+            remote.compare_add = a.compare_add;
+            remote.swap = a.swap;
+        }
+        WrOpcode::Flush => {
+            let f = raw.flush();
+            remote.addr = f.remote_addr;
+            remote.rkey = f.rkey;
+            remote.flush_len = f.length;
+            remote.flush_type = f.type_;
+            remote.flush_level = f.level;
+            len = f.length;
+        }
+        WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => {
+            let u = raw.ud();
+            ud = Ud {
+                remote_qpn: u.remote_qpn,
+                remote_qkey: u.remote_qkey,
+                ah_num: u.ah_num,
+            };
+        }
+        WrOpcode::BindMw => {
+            let m = raw.mw();
+            bind = Bind {
+                addr: m.addr,
+                length: m.length,
+                mr_lkey: m.mr_lkey,
+                mw_rkey: m.mw_rkey,
+                rkey: m.rkey,
+                access: m.access,
+            };
+        }
+        WrOpcode::LocalInv => {}
+        _ => return Err(WqeError::Opcode),
+    }
+    let flags = raw.send_flags();
+    if op == WrOpcode::AtomicWrite {
+        // The 8 bytes to write travel in the WQE.
+        let mut bytes = [0u8; MAX_INLINE];
+        let v = bytes.get_mut(..8).ok_or(WqeError::Length)?;
+        q.read_at(index, SEND_SGE_OFF, v).map_err(|_| WqeError::Length)?;
+        data = Data::Inline { bytes, len: 8 };
+        len = 8;
+    } else if matches!(op, WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd) {
+        // The original value lands in the first SGE.
+        data = read_sges(q, index, SEND_SGE_OFF, (raw.num_sge() as usize).min(1))?;
+        len = 8;
+    } else if flags & SEND_INLINE != 0 && !op.is_local() && op != WrOpcode::RdmaRead {
+        let n = dma_len as usize;
+        if n > MAX_INLINE {
+            return Err(WqeError::Length);
+        }
+        let mut bytes = [0u8; MAX_INLINE];
+        let v = bytes.get_mut(..n).ok_or(WqeError::Length)?;
+        q.read_at(index, SEND_SGE_OFF, v).map_err(|_| WqeError::Length)?;
+        data = Data::Inline { bytes, len: n };
+    } else if !op.is_local() && op != WrOpcode::Flush {
+        data = read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize)?;
+        // The message is what the SGEs hold, whatever `dma.length` claims.
+        len = u32::try_from(data.len()).map_err(|_| WqeError::Length)?;
+    }
+    Ok(SendWqe {
+        wr_id: raw.wr_id(),
+        op,
+        flags,
+        ex: raw.ex(),
+        remote,
+        ud,
+        bind,
+        len,
+        data,
+    })
+}
+
+/// Decodes the receive WQE at ring position `index`.
+pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError> {
+    let raw: RecvWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
+    let data = read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize)?;
+    Ok(RecvWqe {
+        wr_id: raw.wr_id(),
+        data,
+    })
+}
