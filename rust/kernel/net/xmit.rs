@@ -181,8 +181,8 @@ impl TxSkb {
         let _ = Arc::into_raw(owner.shared.clone());
         owner.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         // SAFETY: The skb is ours and has no owner yet; `owner.sk` is a live socket whose
-        // user data is `shared` (the pointer `into_raw` just returned, as all of them do);
-        // the helper takes a socket reference that the destructor drops.
+        // user data is the shared state (the pointer `into_raw` just returned); the helper
+        // takes a socket reference that the destructor drops.
         unsafe {
             bindings::skb_set_owner(
                 self.skb.as_ptr(),
