@@ -6,6 +6,8 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/vmalloc.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>

@@ -1,10 +1,67 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C helpers for rrxe, net area (see rrxe_helpers.h for the conventions).
+ * C helpers for rrxe, net area (see rrxe_helpers.h for the conventions):
+ * socket buffers, IPv4/IPv6 routes and output, and the owner socket of transmitted
+ * skbs. Used by rust/kernel/net/{skb,xmit}.rs.
  */
 #ifndef RRXE_HELPERS_NET_H
 #define RRXE_HELPERS_NET_H
 
 #include <linux/types.h>
+
+struct dst_entry;
+struct net;
+struct net_device;
+struct sk_buff;
+struct sk_buff_head;
+struct sock;
+struct socket;
+
+/*
+ * Where the headers of an skb are, as offsets from skb->head. Rust checks them
+ * before it makes slices of the packet.
+ */
+struct rrxe_skb_layout {
+	unsigned char *head;
+	unsigned int data;		/* skb->data - skb->head */
+	unsigned int tail;		/* skb_tail_pointer() - skb->head */
+	unsigned int network;		/* skb->network_header */
+	unsigned int transport;		/* skb->transport_header */
+	bool transport_set;		/* skb_transport_header_was_set() */
+	bool nonlinear;			/* skb_is_nonlinear() */
+	u16 protocol;			/* skb->protocol, host order */
+};
+
+/* Socket buffers. */
+void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *layout);
+struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
+void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
+void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol);
+int rrxe_helper_skb_linearize(struct sk_buff *skb);
+struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb);
+struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size);
+void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len);
+void *rrxe_helper_skb_put_zero(struct sk_buff *skb, unsigned int len);
+void rrxe_helper_skb_reset_network_header(struct sk_buff *skb);
+void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb);
+void rrxe_helper_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
+void rrxe_helper_skb_queue_head_init(struct sk_buff_head *list);
+u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list);
+
+/* Routes and output. */
+unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev);
+int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr,
+			      struct dst_entry **dstp);
+int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 *daddr,
+			      struct dst_entry **dstp);
+
+/* The owner socket of transmitted skbs (skb->sk and its destructor). */
+int rrxe_helper_owner_sock_create(struct socket **sockp, void *data);
+void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
+			       void (*destructor)(struct sk_buff *skb));
+struct sock *rrxe_helper_socket_sk(const struct socket *sock);
+struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb);
+void *rrxe_helper_sk_user_data(const struct sock *sk);
+void rrxe_helper_sock_put(struct sock *sk);
 
 #endif

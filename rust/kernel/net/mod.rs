@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Networking: net devices, their notifier, network namespaces and UDP tunnel sockets.
+//! Networking: net devices, their notifier, network namespaces, UDP tunnel sockets, socket
+//! buffers and the transmission of UDP datagrams.
 
 pub mod device;
 pub mod namespace;
 pub mod notifier;
 pub mod skb;
 pub mod udp_tunnel;
+pub mod xmit;

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Building and transmitting UDP datagrams over IPv4 and IPv6 the way RoCEv2 (and the
+//! kernel's `rdma_rxe`) puts them on the wire.
+//!
+//! A datagram is allocated as a [`TxSkb`] with room for its headers, the caller fills the
+//! UDP payload, and [`TxSkb::send`] writes the UDP and IP headers (IPv4: no options, DF
+//! set, an ID from `__ip_select_ident`, header checksum; UDP checksum 0 for both
+//! families), lets the caller finish the payload (the ICRC covers the headers), routes it
+//! out of the given device in the device's namespace and hands it to `ip_local_out` /
+//! `ip6_local_out`. [`TxSkb::loopback`] builds the same datagram but returns it shaped as
+//! the UDP tunnel receive hook delivers it.
+//!
+//! A [`TxOwner`] optionally counts the skbs of one sender in flight and calls
+//! [`TxDone::tx_done`] when the network stack frees one.
+
+// Until the driver's data path uses all of it; remove then (the expectation warns).
+#![expect(dead_code)]
+
+use super::{
+    device::NetDevice,
+    skb::{SkBuff, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
+    udp_tunnel::Family,
+};
+use crate::bindings;
+use core::{
+    mem::ManuallyDrop,
+    ptr::NonNull,
+    sync::atomic::{AtomicUsize, Ordering},
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// The source and destination addresses of a datagram, as network-order bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IpAddrs {
+    /// IPv4.
+    V4 {
+        /// Source address.
+        src: [u8; 4],
+        /// Destination address.
+        dst: [u8; 4],
+    },
+    /// IPv6.
+    V6 {
+        /// Source address.
+        src: [u8; 16],
+        /// Destination address.
+        dst: [u8; 16],
+    },
+}
+
+impl IpAddrs {
+    /// The address family.
+    pub fn family(&self) -> Family {
+        match self {
+            IpAddrs::V4 { .. } => Family::V4,
+            IpAddrs::V6 { .. } => Family::V6,
+        }
+    }
+}
+
+/// Everything but the payload that goes into the headers of a datagram.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Flow {
+    /// The addresses, which also select the family.
+    pub addrs: IpAddrs,
+    /// UDP source port (host order).
+    pub src_port: u16,
+    /// UDP destination port (host order).
+    pub dst_port: u16,
+    /// IPv4 TOS byte or IPv6 traffic class.
+    pub tos: u8,
+    /// IPv4 TTL or IPv6 hop limit.
+    pub ttl: u8,
+    /// IPv6 flow label (low 20 bits; `rdma_rxe` sends 0); ignored for IPv4.
+    pub flow_label: u32,
+}
+
+/// `IPPROTO_UDP` (an anonymous enum in `include/uapi/linux/in.h`, which bindgen does not
+/// bind): the IANA protocol number of UDP.
+const IPPROTO_UDP: u8 = 17;
+
+/// An error code that 6.12's `kernel::error::code` lacks.
+fn errno(code: u32) -> Error {
+    Error::from_errno(-(code as i32))
+}
+
+/// The length of the IP header this module writes for `family`.
+fn ip_hdr_len(family: Family) -> usize {
+    match family {
+        Family::V4 => IPV4_HDR_LEN,
+        Family::V6 => IPV6_HDR_LEN,
+    }
+}
+
+/// An IP/UDP datagram being built; freed if dropped unsent.
+///
+/// # Invariants
+///
+/// `skb` is a valid, linear skb that we own, allocated by [`TxSkb::alloc`]; its data is the
+/// zeroed `payload_len`-byte payload at `payload`, with room for the UDP and IP headers
+/// (and the link layer) in front of it. `skb->dev` is not set (no device reference).
+pub struct TxSkb {
+    skb: NonNull<bindings::sk_buff>,
+    payload: NonNull<u8>,
+    payload_len: usize,
+    family: Family,
+}
+
+// SAFETY: An owned skb may be used and freed in any context.
+unsafe impl Send for TxSkb {}
+
+/// The callback that finishes a datagram: it gets the IP header and the UDP header as they
+/// go on the wire and the UDP payload, e.g. to write the ICRC into the last 4 bytes.
+pub trait Finish: FnOnce(&[u8], &[u8], &mut [u8]) {}
+impl<F: FnOnce(&[u8], &[u8], &mut [u8])> Finish for F {}
+
+impl TxSkb {
+    /// Allocates a datagram of family `family` with a zeroed UDP payload of `len` bytes
+    /// (`GFP_ATOMIC`), with headroom for the link layer of `dev` and the IP and UDP
+    /// headers.
+    ///
+    /// Fails with `EMSGSIZE` if the datagram would not fit the 16-bit length fields, and
+    /// `ENOMEM`.
+    pub fn alloc(dev: &NetDevice, family: Family, len: usize) -> Result<TxSkb> {
+        let hdr_len = ip_hdr_len(family) + UDP_HDR_LEN;
+        if len > usize::from(u16::MAX) - hdr_len {
+            return Err(errno(bindings::EMSGSIZE));
+        }
+        // SAFETY: The device is valid.
+        let ll_space = unsafe { bindings::ll_reserved_space(dev.as_raw()) } as usize;
+        let headroom = u32::try_from(ll_space + hdr_len).map_err(|_| errno(bindings::EMSGSIZE))?;
+        let size = headroom
+            .checked_add(len as u32)
+            .ok_or_else(|| errno(bindings::EMSGSIZE))?;
+        // SAFETY: Allocating has no preconditions.
+        let skb = NonNull::new(unsafe { bindings::alloc_skb_atomic(size) }).ok_or(ENOMEM)?;
+        // SAFETY: `skb` is new and ours, with `size` bytes of tailroom: first `headroom`
+        // are reserved, then the `len` that remain are appended (zeroed).
+        let payload = unsafe {
+            bindings::skb_reserve(skb.as_ptr(), headroom);
+            bindings::skb_put_zero(skb.as_ptr(), len as u32)
+        };
+        let protocol = match family {
+            Family::V4 => bindings::ETH_P_IP,
+            Family::V6 => bindings::ETH_P_IPV6,
+        };
+        // SAFETY: `skb` is valid and ours.
+        unsafe { bindings::skb_set_protocol(skb.as_ptr(), protocol as u16) };
+        Ok(TxSkb {
+            skb,
+            // `skb_put_zero` returns the start of the appended area, never null.
+            payload: NonNull::new(payload.cast()).unwrap_or(NonNull::dangling()),
+            payload_len: len,
+            family,
+        })
+    }
+
+    /// The UDP payload, zeroed at allocation.
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        // SAFETY: By the type invariant `payload` points to `payload_len` initialised bytes
+        // of the skb we own; `&mut self` makes the borrow exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.payload.as_ptr(), self.payload_len) }
+    }
+
+    /// The family the datagram was allocated for.
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    /// Counts the datagram in `owner`'s skbs in flight until the skb is freed (by the
+    /// stack after transmission, or as an [`SkBuff`] after [`Self::loopback`]), then calls
+    /// [`TxDone::tx_done`]. At most one owner: a second call replaces nothing and returns
+    /// `EBUSY`.
+    pub fn set_owner<T: TxDone>(&mut self, owner: &TxOwner<T>) -> Result {
+        // SAFETY: The skb is valid.
+        if !unsafe { bindings::skb_sk(self.skb.as_ptr()) }.is_null() {
+            return Err(EBUSY);
+        }
+        // The skb's reference on the shared state, given back by `TxOwner::destructor`.
+        let _ = Arc::into_raw(owner.shared.clone());
+        owner.shared.in_flight.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: The skb is ours and has no owner yet; `owner.sk` is a live socket whose
+        // user data is the shared state (the pointer `into_raw` just returned); the helper
+        // takes a socket reference that the destructor drops.
+        unsafe {
+            bindings::skb_set_owner(
+                self.skb.as_ptr(),
+                owner.sk.as_ptr(),
+                Some(TxOwner::<T>::destructor),
+            );
+        }
+        Ok(())
+    }
+
+    /// Gives up the skb (freeing it becomes the caller's job).
+    fn into_raw(self) -> *mut bindings::sk_buff {
+        ManuallyDrop::new(self).skb.as_ptr()
+    }
+
+    /// Writes the UDP and IP headers of `flow` in front of the payload and calls `finish`.
+    fn build(&mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result {
+        if flow.addrs.family() != self.family {
+            return Err(EINVAL);
+        }
+        let skb = self.skb.as_ptr();
+        let ip_len = ip_hdr_len(self.family);
+        // Checked against `u16::MAX` in `alloc`.
+        let udp_len = (UDP_HDR_LEN + self.payload_len) as u16;
+        let mut udp = [0u8; UDP_HDR_LEN];
+        udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
+        udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
+        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+        // The checksum (6..8) stays 0, as in rdma_rxe: RoCEv2 relies on the ICRC.
+
+        // SAFETY: The skb is ours and has at least `UDP_HDR_LEN + ip_len` bytes of headroom
+        // (type invariant); the pushed bytes are written before anything reads them.
+        let hdr = unsafe {
+            let p = bindings::skb_push(skb, UDP_HDR_LEN as u32).cast::<u8>();
+            core::ptr::copy_nonoverlapping(udp.as_ptr(), p, UDP_HDR_LEN);
+            bindings::skb_reset_transport_header(skb);
+            let p = bindings::skb_push(skb, ip_len as u32).cast::<u8>();
+            p.write_bytes(0, ip_len);
+            bindings::skb_reset_network_header(skb);
+            p
+        };
+        // SAFETY: `hdr` is the start of the skb's data, `ip_len` bytes we just zeroed,
+        // then the UDP header and the payload: all initialised and ours.
+        let packet = unsafe {
+            core::slice::from_raw_parts_mut(hdr, ip_len + UDP_HDR_LEN + self.payload_len)
+        };
+        match flow.addrs {
+            IpAddrs::V4 { src, dst } => {
+                let ip = &mut packet[..IPV4_HDR_LEN];
+                ip[0] = 0x45; // Version 4, 5 words.
+                ip[1] = flow.tos;
+                ip[2..4].copy_from_slice(&(udp_len + IPV4_HDR_LEN as u16).to_be_bytes());
+                ip[6..8].copy_from_slice(&(bindings::IP_DF as u16).to_be_bytes());
+                ip[8] = flow.ttl;
+                ip[9] = IPPROTO_UDP;
+                ip[12..16].copy_from_slice(&src);
+                ip[16..20].copy_from_slice(&dst);
+                let iph = ip.as_mut_ptr().cast::<bindings::iphdr>();
+                // SAFETY: `iph` points to the complete IPv4 header (alignment: the kernel
+                // reads it as `struct iphdr` too); the device's namespace is live.
+                unsafe {
+                    bindings::__ip_select_ident(dev.net_raw(), iph, 1);
+                    bindings::ip_send_check(iph);
+                }
+            }
+            IpAddrs::V6 { src, dst } => {
+                let ip = &mut packet[..IPV6_HDR_LEN];
+                let word = (6 << 28) | (u32::from(flow.tos) << 20) | (flow.flow_label & 0xfffff);
+                ip[0..4].copy_from_slice(&word.to_be_bytes());
+                ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
+                ip[6] = IPPROTO_UDP;
+                ip[7] = flow.ttl;
+                ip[8..24].copy_from_slice(&src);
+                ip[24..40].copy_from_slice(&dst);
+            }
+        }
+        let (ip, rest) = packet.split_at_mut(ip_len);
+        let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
+        finish(ip, udp, payload);
+        Ok(())
+    }
+
+    /// Builds the datagram (see the module documentation), calls `finish` with its headers
+    /// and payload, routes it out of `dev` in `dev`'s namespace and transmits it. The skb
+    /// is consumed in every case.
+    ///
+    /// Errors: `EINVAL` if `flow` is of another family than the skb; the route lookup's
+    /// error (`ENETUNREACH`, `EHOSTUNREACH`, ...; `finish` is then not called); the error
+    /// of the IP output path (e.g. `EMSGSIZE` above the path MTU, IPv4 DF being set);
+    /// `ENOBUFS` if a queue or device dropped the packet (`NET_XMIT_DROP`). Congestion
+    /// notification (`NET_XMIT_CN`) counts as sent.
+    pub fn send(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result {
+        if flow.addrs.family() != self.family {
+            return Err(EINVAL);
+        }
+        let skb = self.skb.as_ptr();
+        let mut dst: *mut bindings::dst_entry = core::ptr::null_mut();
+        // SAFETY: The device is valid; `dst` is a valid out-pointer.
+        let ret = unsafe {
+            match flow.addrs {
+                IpAddrs::V4 { src, dst: daddr } => bindings::route_output4(
+                    dev.as_raw(),
+                    u32::from_ne_bytes(src),
+                    u32::from_ne_bytes(daddr),
+                    &mut dst,
+                ),
+                IpAddrs::V6 { src, dst: daddr } => {
+                    bindings::route_output6(dev.as_raw(), src.as_ptr(), daddr.as_ptr(), &mut dst)
+                }
+            }
+        };
+        kernel::error::to_result(ret)?;
+        // SAFETY: The lookup succeeded and returned a referenced route, which the skb
+        // takes over (released with the skb).
+        unsafe { bindings::skb_dst_set(skb, dst) };
+        self.build(dev, flow, finish)?;
+        // The stack does not reference-count `skb->dev`; the route holds the device.
+        // SAFETY: The skb is ours and the device valid.
+        unsafe { bindings::skb_set_dev(skb, dev.as_raw()) };
+        let family = self.family;
+        let skb = self.into_raw();
+        // SAFETY: The skb is complete, routed and handed over (the output functions consume
+        // it whatever they return); the namespace is the device's, which is live; `sk` is
+        // null or the owner's socket, which the skb holds a reference on.
+        let ret = unsafe {
+            let sk = bindings::skb_sk(skb);
+            match family {
+                Family::V4 => bindings::ip_local_out(dev.net_raw(), sk, skb),
+                Family::V6 => bindings::ip6_local_out(dev.net_raw(), sk, skb),
+            }
+        };
+        match ret {
+            0 => Ok(()),
+            r if r < 0 => Err(Error::from_errno(r)),
+            r if r == bindings::NET_XMIT_CN as i32 => Ok(()),
+            _ => Err(errno(bindings::ENOBUFS)),
+        }
+    }
+
+    /// Builds the datagram exactly as [`Self::send`] would (without routing it) and calls
+    /// `finish`, then returns it as a UDP tunnel's `encap_rcv` would receive it on `dev`:
+    /// network and transport headers set, data at the UDP header, `skb->dev` = `dev`,
+    /// `skb->protocol` set. For RoCE loopback.
+    ///
+    /// Errors: `EINVAL` if `flow` is of another family than the skb (which is freed).
+    pub fn loopback(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result<SkBuff> {
+        self.build(dev, flow, finish)?;
+        let skb = self.into_raw();
+        // SAFETY: The skb is ours; its data starts with the IP header of the length pulled.
+        // The device is valid for the call, and `from_raw` takes a reference on it.
+        unsafe {
+            bindings::skb_pull(skb, ip_hdr_len(flow.addrs.family()) as u32);
+            bindings::skb_set_dev(skb, dev.as_raw());
+            SkBuff::from_raw(skb).ok_or(EINVAL)
+        }
+    }
+}
+
+impl Drop for TxSkb {
+    fn drop(&mut self) {
+        // SAFETY: We own the skb.
+        unsafe { bindings::kfree_skb(self.skb.as_ptr()) };
+    }
+}
+
+/// What a [`TxOwner`] tells when the stack frees one of its skbs.
+pub trait TxDone: Send + Sync + 'static {
+    /// Called when one of the owner's skbs has been freed; `in_flight` is the number still
+    /// outstanding. Runs in any context the stack frees skbs in, including softirq (never
+    /// with hard interrupts disabled by us): must not sleep or take non-BH-safe locks.
+    fn tx_done(&self, in_flight: usize);
+}
+
+/// The state a [`TxOwner`] shares with its skbs in flight.
+struct TxShared<T> {
+    in_flight: AtomicUsize,
+    data: T,
+}
+
+/// Counts the skbs of one sender (e.g. a QP) in flight, as `rdma_rxe` does with its per-QP
+/// socket: each skb given to [`TxSkb::set_owner`] points at the owner's kernel socket
+/// (`skb->sk`) with a destructor that decrements the count and calls [`TxDone::tx_done`].
+///
+/// Every skb in flight holds a reference on the socket and on the shared state, so both
+/// outlive the `TxOwner` if needed; the last reference may therefore drop `T` in softirq
+/// context. The destructor is code of this module: before the module unloads, every
+/// owner's skbs must be freed (wait for [`TxOwner::in_flight`] to reach 0 when tearing
+/// down the sender, as `rdma_rxe` waits for its QP references).
+pub struct TxOwner<T: TxDone> {
+    sock: NonNull<bindings::socket>,
+    sk: NonNull<bindings::sock>,
+    shared: Arc<TxShared<T>>,
+}
+
+// SAFETY: The socket is only released (process context) and its `sock` passed to skbs;
+// `T` is `Send + Sync`.
+unsafe impl<T: TxDone> Send for TxOwner<T> {}
+// SAFETY: Shared access only reads the atomic count and clones the `Arc`.
+unsafe impl<T: TxDone> Sync for TxOwner<T> {}
+
+impl<T: TxDone> TxOwner<T> {
+    /// A new owner with no skbs in flight. Process context (creates a kernel socket).
+    pub fn new(data: T) -> Result<Self> {
+        let shared = Arc::new(
+            TxShared {
+                in_flight: AtomicUsize::new(0),
+                data,
+            },
+            GFP_KERNEL,
+        )?;
+        let mut sock: *mut bindings::socket = core::ptr::null_mut();
+        // The socket's user data: the shared state, not owning (see `set_owner`).
+        let user = core::ptr::from_ref::<TxShared<T>>(&shared)
+            .cast_mut()
+            .cast();
+        // SAFETY: `sock` is a valid out-pointer; `user` stays valid while the socket can
+        // have skbs (each holds a reference on `shared`) or the owner lives.
+        kernel::error::to_result(unsafe { bindings::owner_sock_create(&mut sock, user) })?;
+        let sock = NonNull::new(sock).ok_or(ENOMEM)?;
+        // SAFETY: A created socket has its `sock`.
+        let sk = NonNull::new(unsafe { bindings::socket_sk(sock.as_ptr()) }).ok_or(ENOMEM)?;
+        Ok(Self { sock, sk, shared })
+    }
+
+    /// The owner's data.
+    pub fn data(&self) -> &T {
+        &self.shared.data
+    }
+
+    /// The number of skbs in flight.
+    ///
+    /// The count changes with sequentially consistent atomics, and `tx_done` is called after
+    /// the decrement: a sender that stops at a high mark can set a flag of its own, then
+    /// read the count again, without missing the `tx_done` that finds the flag set.
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The skb destructor.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the stack when freeing an skb that [`TxSkb::set_owner`] gave this
+    /// destructor, with `skb->sk` still the owner's socket.
+    unsafe extern "C" fn destructor(skb: *mut bindings::sk_buff) {
+        // SAFETY: `skb` is being freed and `skb->sk` is the owner's socket, kept alive by
+        // the skb's socket reference.
+        let sk = unsafe { bindings::skb_sk(skb) };
+        // SAFETY: The socket's user data is the `TxShared<T>` pointer of `Arc::into_raw`.
+        let shared = unsafe { bindings::sk_user_data(sk) }.cast::<TxShared<T>>();
+        // SAFETY: `set_owner` gave the skb a reference on the shared state, taken back here
+        // and dropped at the end of this function.
+        let shared = unsafe { Arc::from_raw(shared) };
+        let left = shared
+            .in_flight
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
+        shared.data.tx_done(left);
+        drop(shared);
+        // SAFETY: The socket reference `set_owner` took for this skb.
+        unsafe { bindings::sock_put(sk) };
+    }
+}
+
+impl<T: TxDone> Drop for TxOwner<T> {
+    fn drop(&mut self) {
+        // SAFETY: The socket is ours; skbs in flight keep its `sock` alive (and the shared
+        // state) through their own references.
+        unsafe { bindings::sock_release(self.sock.as_ptr()) };
+    }
+}
