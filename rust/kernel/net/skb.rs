@@ -4,7 +4,6 @@
 //! datagrams, and queues of skbs.
 
 // Until the driver's data path uses all of it; remove then (the expectation warns).
-#![expect(dead_code)]
 
 use super::device::NetDevice;
 use crate::bindings;

@@ -15,7 +15,6 @@
 //! [`TxDone::tx_done`] when the network stack frees one.
 
 // Until the driver's data path uses all of it; remove then (the expectation warns).
-#![expect(dead_code)]
 
 use super::{
     device::NetDevice,

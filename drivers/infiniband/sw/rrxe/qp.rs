@@ -242,7 +242,7 @@ impl Inner {
                 let wc = b::ib_uverbs_wc {
                     wr_id: r.wqe.wr_id,
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RECV,
+                    opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
                     ..Default::default()
                 };

@@ -246,7 +246,7 @@ fn reject(
     if let Some(status) = a.complete {
         let wc = b::ib_uverbs_wc {
             status: status as u32,
-            opcode: b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RECV,
+            opcode: crate::proto::verbs::WcOpcode::Recv as u32,
             qp_num: qp.qpn,
             ..Default::default()
         };
@@ -412,7 +412,7 @@ fn request(
             if let Some(status) = a.complete {
                 let wc = b::ib_uverbs_wc {
                     status: status as u32,
-                    opcode: b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RECV,
+                    opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
                     ..Default::default()
                 };

@@ -10,6 +10,7 @@ use crate::{
     ext::{
         net::{
             device::NetDevice,
+            udp_tunnel::Family,
             xmit::{Flow, IpAddrs, TxSkb},
         },
         rdma::{ah::RoceAv, device::Device},
@@ -100,7 +101,8 @@ pub(crate) fn send<E>(
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
     let flow = path.flow();
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
-    let mut skb = TxSkb::alloc(ndev, v6, layout.total_len).map_err(|_| TxError::Net)?;
+    let family = if v6 { Family::V6 } else { Family::V4 };
+    let mut skb = TxSkb::alloc(ndev, family, layout.total_len).map_err(|_| TxError::Net)?;
     {
         let buf = skb.payload_mut();
         hdr.write(payload_len, buf).map_err(|_| TxError::Net)?;
