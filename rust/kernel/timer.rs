@@ -107,9 +107,10 @@ pub trait TimerCallback<const ID: u64 = 0>: Send + Sync + 'static {
 ///
 /// # Invariants
 ///
-/// `timer` is initialised (`init_timer_key`, as `timer_setup` does) with the callback `run::<T, ID>`. The timer is
-/// pending, or expired with its callback not yet past `Arc::from_raw`, exactly when it holds
-/// one reference to the `Arc<T>` that contains it (see the [module](self) documentation).
+/// `timer` is initialised (`init_timer_key`, as `timer_setup` does) with the callback
+/// `run::<T, ID>`. The timer is pending, or expired with its callback not yet past
+/// `Arc::from_raw`, exactly when it holds one reference to the `Arc<T>` that contains it (see
+/// the [module](self) documentation).
 /// Once `shut` is set it stays set, and `mod_timer` is only called with `shut` locked and
 /// clear.
 #[pin_data]
