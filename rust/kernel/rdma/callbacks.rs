@@ -549,6 +549,7 @@ impl<T: DeviceOps> Device<T> {
         let (dev, mut udata) = unsafe { (Self::from_raw((*pd).device), Udata::from_raw(udata)) };
         Self::new_mr(T::reg_user_mr(
             dev,
+            pd as usize,
             start,
             length,
             iova,
@@ -568,7 +569,7 @@ impl<T: DeviceOps> Device<T> {
     ) -> *mut bindings::ib_mr {
         // SAFETY: `pd` is a PD of our device.
         let dev = unsafe { Self::from_raw((*pd).device) };
-        Self::new_mr(T::get_dma_mr(dev, access as u32))
+        Self::new_mr(T::get_dma_mr(dev, pd as usize, access as u32))
     }
 
     /// C entry point `dereg_mr_cb`.

@@ -30,6 +30,85 @@ impl Umem {
     }
 }
 
+/// An 8-byte atomic operation on memory.
+#[derive(Clone, Copy, Debug)]
+pub enum Atomic {
+    /// Compare with the first value, swap in the second if equal.
+    CmpSwap(u64, u64),
+    /// Add.
+    FetchAdd(u64),
+    /// Store.
+    Write(u64),
+}
+
+impl Atomic {
+    fn raw(self) -> (i32, u64, u64) {
+        match self {
+            Atomic::CmpSwap(c, s) => (0, c, s),
+            Atomic::FetchAdd(a) => (1, a, 0),
+            Atomic::Write(v) => (2, v, 0),
+        }
+    }
+}
+
+impl Umem {
+    /// Copies from the region, `offset` bytes after its start, into `dst`.
+    pub fn read(&self, offset: u64, dst: &mut [u8]) -> Result {
+        // SAFETY: The umem is pinned and valid; the helper bounds the copy by its pages.
+        kernel::error::to_result(unsafe {
+            bindings::umem_copy(self.0.as_ptr(), offset, dst.as_mut_ptr().cast(), dst.len(), false)
+        })
+    }
+
+    /// Copies `src` into the region, `offset` bytes after its start.
+    pub fn write(&self, offset: u64, src: &[u8]) -> Result {
+        // SAFETY: As in `read`; the helper only reads `src`.
+        kernel::error::to_result(unsafe {
+            bindings::umem_copy(self.0.as_ptr(), offset, src.as_ptr().cast_mut().cast(), src.len(), true)
+        })
+    }
+
+    /// Performs `op` on the 8 bytes at `offset` (8-byte aligned); returns the old value.
+    pub fn atomic(&self, offset: u64, op: Atomic) -> Result<u64> {
+        let (op, a, b) = op.raw();
+        let mut orig = 0u64;
+        // SAFETY: As in `read`; the helper checks that the 8 bytes lie in one page.
+        kernel::error::to_result(unsafe {
+            bindings::umem_atomic(self.0.as_ptr(), offset, op, a, b, &mut orig)
+        })?;
+        Ok(orig)
+    }
+}
+
+/// Memory of kernel consumers, named by kernel virtual address (the device uses virtual
+/// DMA: the RDMA core hands kernel consumers their buffers' virtual addresses as DMA
+/// addresses).
+///
+/// Only kernel PDs own such regions: userspace cannot create them, and keys are checked
+/// against the PD before any access, so addresses come from trusted kernel code.
+pub struct KernelMem;
+
+impl KernelMem {
+    /// Copies `dst.len()` bytes at `addr` into `dst`.
+    pub fn read(addr: u64, dst: &mut [u8]) {
+        // SAFETY: See the type's documentation: the kernel consumer vouches for `addr`.
+        unsafe { bindings::kva_copy(addr, dst.as_mut_ptr().cast(), dst.len(), false) }
+    }
+
+    /// Copies `src` to `addr`.
+    pub fn write(addr: u64, src: &[u8]) {
+        // SAFETY: As in `read`.
+        unsafe { bindings::kva_copy(addr, src.as_ptr().cast_mut().cast(), src.len(), true) }
+    }
+
+    /// Performs `op` on the aligned 8 bytes at `addr`; returns the old value.
+    pub fn atomic(addr: u64, op: Atomic) -> u64 {
+        let (op, a, b) = op.raw();
+        // SAFETY: As in `read`; the caller checked the alignment.
+        unsafe { bindings::kva_atomic(addr, op, a, b) }
+    }
+}
+
 impl Drop for Umem {
     fn drop(&mut self) {
         // SAFETY: Owned.

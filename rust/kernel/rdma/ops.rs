@@ -178,9 +178,11 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     type Mr: Send + Sync;
 
     /// Registers `length` bytes of user memory at `start`, accessed at `iova`, with
-    /// `access` (`IB_ACCESS_*`); returns the MR and its keys (lkey, rkey).
+    /// `access` (`IB_ACCESS_*`), in PD `pd` (its identity); returns the MR and its keys
+    /// (lkey, rkey).
     fn reg_user_mr(
         _dev: &Device<Self>,
+        _pd: usize,
         _start: u64,
         _length: u64,
         _iova: u64,
@@ -190,8 +192,9 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// Creates an MR of all kernel memory for kernel consumers; returns it and its keys.
-    fn get_dma_mr(_dev: &Device<Self>, _access: u32) -> Result<(Self::Mr, u32, u32)> {
+    /// Creates an MR of all kernel memory for kernel consumers in PD `pd` (its identity);
+    /// returns it and its keys.
+    fn get_dma_mr(_dev: &Device<Self>, _pd: usize, _access: u32) -> Result<(Self::Mr, u32, u32)> {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -89,7 +89,7 @@ impl RrxeDev {
     }
 
     /// The workqueue of the QPs' work items.
-    pub(crate) fn wq(&self) -> &OwnedQueue {
+    pub(crate) fn wq(&self) -> &Arc<OwnedQueue> {
         &self.wq
     }
 
@@ -277,17 +277,18 @@ impl DeviceOps for RrxeDev {
 
     fn reg_user_mr(
         dev: &Device<Self>,
+        pd: usize,
         start: u64,
         length: u64,
         iova: u64,
         access: u32,
         _udata: &mut Udata<'_>,
     ) -> Result<(Mr, u32, u32)> {
-        Mr::new_user(dev, start, length, iova, access)
+        Mr::new_user(dev, pd, start, length, iova, access)
     }
 
-    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Mr, u32, u32)> {
-        Mr::new_dma(dev, access)
+    fn get_dma_mr(dev: &Device<Self>, pd: usize, access: u32) -> Result<(Mr, u32, u32)> {
+        Mr::new_dma(dev, pd, access)
     }
 
     fn create_ah(dev: &Device<Self>, attr: AhAttrs, udata: &mut Udata<'_>) -> Result<Ah> {

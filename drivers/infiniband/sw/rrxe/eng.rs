@@ -97,18 +97,22 @@ pub(crate) struct Resource {
 /// An RDMA READ reply being sent.
 pub(crate) struct Reading {
     pub(crate) reply: ReadReply,
-    pub(crate) mem: MemRef,
+    /// The memory read (none for an empty read).
+    pub(crate) mem: Option<MemRef>,
     /// Remote address of the reply's first byte.
     pub(crate) va: u64,
 }
 
 /// An RDMA WRITE being received.
 pub(crate) struct Writing {
-    pub(crate) mem: MemRef,
+    /// The memory written (none for an empty write).
+    pub(crate) mem: Option<MemRef>,
     /// Where the next payload goes.
     pub(crate) va: u64,
     /// Bytes not written yet.
     pub(crate) resid: u32,
+    /// The message length (the RETH DMA length).
+    pub(crate) total: u32,
 }
 
 /// The receive WQE held for the message being received.

@@ -20,7 +20,7 @@ use crate::{
             udata::Udata,
         },
         sync::SpinLockBh,
-        timer::{Timer, TimerCallback},
+        timer::{ArcTimer, TimerCallback},
         xarray::IdTable,
     },
     new_spinlock_bh, params,
@@ -86,8 +86,8 @@ impl Drop for Qp {
         // No more work: packets still queued are dropped, a running work item finds the
         // QP dead, and the timers can no longer fire.
         self.shared.inner.lock().dead = true;
-        Timer::<QpShared, 0>::shutdown_sync(&self.shared);
-        Timer::<QpShared, 1>::shutdown_sync(&self.shared);
+        self.shared.shutdown_timer_sync::<0>();
+        self.shared.shutdown_timer_sync::<1>();
         self.shared.req_q.purge();
         self.shared.resp_q.purge();
     }
@@ -115,9 +115,9 @@ pub(crate) struct QpShared {
     #[pin]
     work: Work<QpShared>,
     #[pin]
-    retrans_timer: Timer<QpShared, 0>,
+    retrans_timer: crate::ext::timer::Timer<QpShared, 0>,
     #[pin]
-    rnr_timer: Timer<QpShared, 1>,
+    rnr_timer: crate::ext::timer::Timer<QpShared, 1>,
     #[pin]
     pub(crate) inner: SpinLockBh<Inner>,
 }
@@ -126,12 +126,9 @@ impl_has_work! {
     impl HasWork<QpShared> for QpShared { self.work }
 }
 
-crate::ext::timer::impl_has_timer! {
-    impl HasTimer<QpShared, 0> for QpShared { self.retrans_timer }
-}
-
-crate::ext::timer::impl_has_timer! {
-    impl HasTimer<QpShared, 1> for QpShared { self.rnr_timer }
+crate::impl_has_timer! {
+    impl HasTimer<0> for QpShared { self.retrans_timer }
+    impl HasTimer<1> for QpShared { self.rnr_timer }
 }
 
 /// What the QP lock protects.
@@ -273,7 +270,7 @@ impl QpShared {
 
     /// Schedules the work item (it runs once more if it is running).
     pub(crate) fn schedule(self: Arc<Self>) {
-        let wq = self.dev.data().wq();
+        let wq = self.dev.data().wq().clone();
         // Already queued: it will see the new work.
         let _ = wq.enqueue(self);
     }
@@ -287,12 +284,14 @@ impl QpShared {
             self.recv_cq.notify();
         }
         match out.retrans {
-            Some(0) => Timer::<QpShared, 0>::cancel(self),
-            Some(us) => Timer::<QpShared, 0>::arm_usecs(self, us),
+            Some(0) => {
+                self.cancel_timer::<0>();
+            }
+            Some(us) => self.arm_timer_usecs::<0>(u32::try_from(us).unwrap_or(u32::MAX)),
             None => {}
         }
         if let Some(us) = out.rnr {
-            Timer::<QpShared, 1>::arm_usecs(self, u64::from(us));
+            self.arm_timer_usecs::<1>(us);
         }
         if out.again {
             self.clone().schedule();
@@ -322,7 +321,7 @@ impl WorkItem for QpShared {
             }
             if inner.eng.timed_out {
                 inner.eng.timed_out = false;
-                crate::comp::on_timeout(&this, &mut inner, &mut out);
+                crate::comp::on_timeout(&this, dev, &mut inner, &mut out);
             }
             out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
             out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);
@@ -533,8 +532,8 @@ impl Qp {
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
                 work <- new_work!("rrxe:qp"),
-                retrans_timer <- Timer::new(kernel::c_str!("rrxe:retrans"), kernel::static_lock_class!()),
-                rnr_timer <- Timer::new(kernel::c_str!("rrxe:rnr"), kernel::static_lock_class!()),
+                retrans_timer <- crate::new_timer!("rrxe:retrans"),
+                rnr_timer <- crate::new_timer!("rrxe:rnr"),
                 inner <- new_spinlock_bh!(
                     Inner {
                         state: b::ib_qp_state_IB_QPS_RESET,

@@ -27,10 +27,10 @@ const SEND_SGE_OFF: usize = offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe
 const RECV_SGE_OFF: usize = offset_of!(b::rxe_recv_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
 
 /// `IB_SEND_*` flags.
-pub(crate) const SEND_FENCE: u32 = b::ib_send_flags_IB_SEND_FENCE;
-pub(crate) const SEND_SIGNALED: u32 = b::ib_send_flags_IB_SEND_SIGNALED;
-pub(crate) const SEND_SOLICITED: u32 = b::ib_send_flags_IB_SEND_SOLICITED;
-pub(crate) const SEND_INLINE: u32 = b::ib_send_flags_IB_SEND_INLINE;
+pub(crate) const SEND_FENCE: u32 = b::ib_send_flags_IB_SEND_FENCE as u32;
+pub(crate) const SEND_SIGNALED: u32 = b::ib_send_flags_IB_SEND_SIGNALED as u32;
+pub(crate) const SEND_SOLICITED: u32 = b::ib_send_flags_IB_SEND_SOLICITED as u32;
+pub(crate) const SEND_INLINE: u32 = b::ib_send_flags_IB_SEND_INLINE as u32;
 
 /// One scatter/gather element.
 #[derive(Clone, Copy, Default, Debug)]
