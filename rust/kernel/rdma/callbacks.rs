@@ -11,6 +11,7 @@ use super::{
     ops::DeviceOps,
     qp::QpInit,
     udata::Udata,
+    wr::{RecvWrs, SendWrs, WcArray},
 };
 use crate::bindings;
 use core::{mem::size_of, ptr::addr_of_mut};
@@ -52,7 +53,10 @@ impl<T: DeviceOps> Device<T> {
             create_qp: op!(T::HAS_CREATE_QP, Self::create_qp_cb),
             destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp_cb),
             modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp_cb),
-            post_send: op!(T::HAS_POST_SEND_DOORBELL, Self::post_send_cb),
+            post_send: op!(T::HAS_POST_SEND_DOORBELL && T::HAS_POST_SEND, Self::post_send_cb),
+            post_recv: op!(T::HAS_POST_RECV, Self::post_recv_cb),
+            post_srq_recv: op!(T::HAS_POST_SRQ_RECV, Self::post_srq_recv_cb),
+            poll_cq: op!(T::HAS_POLL_CQ, Self::poll_cq_cb),
             query_qp: op!(T::HAS_QUERY_QP, Self::query_qp_cb),
             reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr_cb),
             get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr_cb),
@@ -410,7 +414,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, mut init, mut udata) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    QpInit::from_raw(&mut *init, (*qp).pd),
+                    QpInit::from_raw(&mut *init, (*qp).pd, qp),
                     Udata::from_raw(udata),
                 )
             };
@@ -453,12 +457,90 @@ impl<T: DeviceOps> Device<T> {
         if wr.is_null() {
             return from_result(|| T::post_send_doorbell(data).map(|()| 0));
         }
-        // Work requests from kernel consumers are not taken yet.
-        if !bad_wr.is_null() {
-            // SAFETY: The core passes a valid out-pointer.
-            unsafe { *bad_wr = wr };
+        // SAFETY: The list the core passed.
+        let mut wrs = unsafe { SendWrs::<T>::from_raw(wr) };
+        match T::post_send(data, &mut wrs) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !bad_wr.is_null() {
+                    // SAFETY: The core passes a valid out-pointer.
+                    unsafe { *bad_wr = wrs.last };
+                }
+                e.to_errno()
+            }
         }
-        -(bindings::EOPNOTSUPP as ffi::c_int)
+    }
+
+    /// C entry point `post_recv_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn post_recv_cb(
+        qp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> ffi::c_int {
+        // SAFETY: A QP of ours, initialised.
+        let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
+        // SAFETY: The list the core passed.
+        let mut wrs = unsafe { RecvWrs::from_raw(wr) };
+        match T::post_recv(data, &mut wrs) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !bad_wr.is_null() {
+                    // SAFETY: The core passes a valid out-pointer.
+                    unsafe { *bad_wr = wrs.last };
+                }
+                e.to_errno()
+            }
+        }
+    }
+
+    /// C entry point `post_srq_recv_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn post_srq_recv_cb(
+        srq: *mut bindings::ib_srq,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> ffi::c_int {
+        // SAFETY: An SRQ of ours, initialised.
+        let data = unsafe { CoreObj::<bindings::ib_srq, T::Srq>::data(srq) };
+        // SAFETY: The list the core passed.
+        let mut wrs = unsafe { RecvWrs::from_raw(wr) };
+        match T::post_srq_recv(data, &mut wrs) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !bad_wr.is_null() {
+                    // SAFETY: The core passes a valid out-pointer.
+                    unsafe { *bad_wr = wrs.last };
+                }
+                e.to_errno()
+            }
+        }
+    }
+
+    /// C entry point `poll_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn poll_cq_cb(
+        cq: *mut bindings::ib_cq,
+        num: ffi::c_int,
+        wc: *mut bindings::ib_wc,
+    ) -> ffi::c_int {
+        // SAFETY: A CQ of ours, initialised.
+        let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+        // SAFETY: The core passes `num` writable entries.
+        let mut wcs = unsafe { WcArray::from_raw(wc, usize::try_from(num).unwrap_or(0)) };
+        match T::poll_cq(data, &mut wcs) {
+            Ok(n) => n as ffi::c_int,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// C entry point `modify_qp_cb`.

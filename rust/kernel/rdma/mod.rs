@@ -16,3 +16,4 @@ pub mod shared;
 pub mod stats;
 pub mod udata;
 pub mod wqe;
+pub mod wr;

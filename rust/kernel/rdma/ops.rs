@@ -9,6 +9,7 @@ use super::{
     qp::{QpAttr, QpInit},
     stats::HwStats,
     udata::Udata,
+    wr::{RecvWrs, SendWrs, WcArray},
 };
 use crate::bindings;
 use kernel::{error::VTABLE_DEFAULT_ERROR, prelude::*};
@@ -77,6 +78,11 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// Takes up to `wcs.len()` completions of a kernel consumer's CQ; returns how many.
+    fn poll_cq(_cq: &Self::Cq, _wcs: &mut WcArray<'_>) -> Result<usize> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// Arms completion notification (`IB_CQ_*` flags); returns whether completions are
     /// already waiting when `IB_CQ_REPORT_MISSED_EVENTS` is set.
     fn req_notify_cq(_cq: &Self::Cq, _flags: u32) -> Result<bool> {
@@ -98,6 +104,16 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// The send doorbell: userspace posted send WQEs into the mapped send queue and asks
     /// the device to process them (a POST_SEND command without work requests).
     fn post_send_doorbell(_qp: &Self::Qp) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Posts send work requests of a kernel consumer.
+    fn post_send(_qp: &Self::Qp, _wrs: &mut SendWrs<'_, Self>) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Posts receive work requests of a kernel consumer.
+    fn post_recv(_qp: &Self::Qp, _wrs: &mut RecvWrs<'_>) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -131,6 +147,11 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
 
     /// Changes the size or limit of an SRQ (`IB_SRQ_*` in `mask`).
     fn modify_srq(_srq: &Self::Srq, _attr: &SrqAttr, _mask: u32, _udata: &mut Udata<'_>) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Posts receive work requests of a kernel consumer to an SRQ.
+    fn post_srq_recv(_srq: &Self::Srq, _wrs: &mut RecvWrs<'_>) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -61,6 +61,7 @@ impl<T: DeviceOps> CqRef<T> {
 pub struct QpInit<'a, T: DeviceOps> {
     raw: &'a mut bindings::ib_qp_init_attr,
     pd: usize,
+    qp: usize,
     _t: PhantomData<T>,
 }
 
@@ -73,10 +74,12 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     pub(crate) unsafe fn from_raw(
         raw: &'a mut bindings::ib_qp_init_attr,
         pd: *mut bindings::ib_pd,
+        qp: *mut bindings::ib_qp,
     ) -> Self {
         Self {
             raw,
             pd: pd as usize,
+            qp: qp as usize,
             _t: PhantomData,
         }
     }
@@ -84,6 +87,11 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     /// The identity of the QP's PD (its `ib_pd` address).
     pub fn pd_id(&self) -> usize {
         self.pd
+    }
+
+    /// The address of the `ib_qp` being created (what kernel completions name).
+    pub fn ib_qp(&self) -> usize {
+        self.qp
     }
 
     /// The QP's SRQ, if it has one.

@@ -7,6 +7,7 @@
 use crate::{
     bindings as b,
     counters::Counter,
+    cq::Cqe,
     device::RrxeDev,
     eng::Outbox,
     ext::{
@@ -29,12 +30,13 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
     if t.signaled || qp.signal_all || status != WcStatus::Success {
-        let wc = b::ib_uverbs_wc {
+        let wc = Cqe {
             wr_id: t.wr_id,
             status: status as u32,
             opcode: t.op.wc_opcode() as u32,
             byte_len: t.byte_len,
             qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
             ..Default::default()
         };
         match qp.send_cq.push(&wc, false) {

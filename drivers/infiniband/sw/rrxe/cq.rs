@@ -12,6 +12,7 @@ use crate::{
             device::{CqInitAttr, Device},
             mmap::MmapEntry,
             udata::{UapiPod, Udata},
+            wr::{KernelWc, WcArray},
         },
         sync::SpinLockBh,
     },
@@ -32,6 +33,28 @@ const ELEM_SIZE: usize = if size_of::<b::ib_wc>() > size_of::<b::ib_uverbs_wc>()
     size_of::<b::ib_uverbs_wc>()
 };
 
+/// A completion, in the form the engine produces; the CQ stores it in its consumer's
+/// format.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Cqe {
+    pub(crate) wr_id: u64,
+    /// `IB_WC_*` status.
+    pub(crate) status: u32,
+    /// `IB_WC_*` opcode.
+    pub(crate) opcode: u32,
+    pub(crate) byte_len: u32,
+    /// Immediate data (network order as stored) or invalidated rkey.
+    pub(crate) ex: u32,
+    pub(crate) qp_num: u32,
+    pub(crate) src_qp: u32,
+    /// `IB_WC_*` flags.
+    pub(crate) wc_flags: u32,
+    /// The `ib_qp` (its address) for kernel consumers.
+    pub(crate) ib_qp: usize,
+    /// `RDMA_NETWORK_*` of a UD receive (kernel consumers).
+    pub(crate) network_hdr_type: u8,
+}
+
 /// What the CQ lock protects.
 struct Inner {
     queue: ToClient,
@@ -45,6 +68,8 @@ struct Inner {
 pub(crate) struct Cq {
     /// Shared with the completion path, which runs in softirq context.
     inner: Pin<KBox<SpinLockBh<Inner>>>,
+    /// A kernel consumer's CQ: completions are `ib_wc`, polled with `poll_cq`.
+    kernel: bool,
 }
 
 impl Cq {
@@ -78,7 +103,13 @@ impl Cq {
             ),
             GFP_KERNEL,
         )?;
-        Ok((Cq { inner }, cqe))
+        Ok((
+            Cq {
+                inner,
+                kernel: !udata.is_user(),
+            },
+            cqe,
+        ))
     }
 
     /// Resizes to at least `cqe` entries, keeping queued completions; fails with `EINVAL`
@@ -110,15 +141,67 @@ impl Cq {
 
     /// Queues a completion; returns whether the CQ's handler must be called (then call
     /// it without holding locks). `ENOSPC` when the CQ is full.
-    pub(crate) fn push(&self, wc: &b::ib_uverbs_wc, solicited: bool) -> Result<bool> {
+    pub(crate) fn push(&self, c: &Cqe, solicited: bool) -> Result<bool> {
         let mut inner = self.inner.lock();
-        inner.queue.push(wc.as_bytes())?;
+        if self.kernel {
+            let wc = KernelWc {
+                wr_id: c.wr_id,
+                status: c.status,
+                opcode: c.opcode,
+                byte_len: c.byte_len,
+                qp: c.ib_qp,
+                ex: c.ex,
+                src_qp: c.src_qp,
+                wc_flags: c.wc_flags
+                    | if c.network_hdr_type != 0 {
+                        b::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE
+                    } else {
+                        0
+                    },
+                port_num: 1,
+                network_hdr_type: c.network_hdr_type,
+            };
+            inner.queue.push_with(|mem, off| mem.write_kernel_wc(off, &wc))?;
+        } else {
+            let wc = b::ib_uverbs_wc {
+                wr_id: c.wr_id,
+                status: c.status,
+                opcode: c.opcode,
+                byte_len: c.byte_len,
+                ex: b::ib_uverbs_wc__bindgen_ty_1 {
+                    bindgen_union_field: c.ex,
+                    ..Default::default()
+                },
+                qp_num: c.qp_num,
+                src_qp: c.src_qp,
+                wc_flags: c.wc_flags,
+                port_num: 1,
+                ..Default::default()
+            };
+            inner.queue.push(wc.as_bytes())?;
+        }
         let fire = inner.notify == b::ib_cq_notify_flags_IB_CQ_NEXT_COMP
             || (inner.notify == b::ib_cq_notify_flags_IB_CQ_SOLICITED && solicited);
         if fire {
             inner.notify = 0;
         }
         Ok(fire)
+    }
+
+    /// Takes completions of a kernel consumer's CQ into `wcs`; returns how many.
+    pub(crate) fn poll(&self, wcs: &mut WcArray<'_>) -> Result<usize> {
+        if !self.kernel {
+            return Err(EINVAL);
+        }
+        let inner = self.inner.lock();
+        let mut n = 0;
+        while n < wcs.len() {
+            if !inner.queue.pop_with(|mem, off| wcs.fill(n, mem, off))? {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Arms notification; with `IB_CQ_REPORT_MISSED_EVENTS`, returns whether completions

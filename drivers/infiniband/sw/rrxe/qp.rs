@@ -7,6 +7,7 @@
 use crate::{
     ah::check_av,
     bindings as b,
+    cq::Cqe,
     device::RrxeDev,
     eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
@@ -102,6 +103,8 @@ pub(crate) struct QpShared {
     pub(crate) signal_all: bool,
     /// The identity of the QP's PD.
     pub(crate) pd: usize,
+    /// The `ib_qp` (its address), which kernel consumers' completions name.
+    pub(crate) ib_qp: usize,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
@@ -236,11 +239,12 @@ impl Inner {
     fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
         if let Some(r) = self.eng.resp.recv.take() {
             if r.from_srq {
-                let wc = b::ib_uverbs_wc {
+                let wc = Cqe {
                     wr_id: r.wqe.wr_id,
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
                     opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 if qp.recv_cq.push(&wc, false).unwrap_or(false) {
@@ -389,11 +393,12 @@ impl Inner {
     fn flush(&mut self, qp: &QpShared) -> (bool, bool) {
         let mut notify = (false, false);
         while self.sq.count() > 0 {
-            let wc = b::ib_uverbs_wc {
+            let wc = Cqe {
                 wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
                 status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
                 opcode: send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
                 qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
                 ..Default::default()
             };
             // A full CQ loses flush completions; the consumer sees the overflow.
@@ -404,11 +409,12 @@ impl Inner {
         }
         if let Some(rq) = self.rq.as_mut() {
             while rq.count() > 0 {
-                let wc = b::ib_uverbs_wc {
+                let wc = Cqe {
                     wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: b::ib_uverbs_wc_opcode_IB_UVERBS_WC_SEND,
+                    opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 if qp.recv_cq.push(&wc, false).unwrap_or(false) {
@@ -525,6 +531,7 @@ impl Qp {
                 qp_type,
                 signal_all: init.signal_all(),
                 pd: init.pd_id(),
+                ib_qp: init.ib_qp(),
                 send_cq,
                 recv_cq,
                 srq,

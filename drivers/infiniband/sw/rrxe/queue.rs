@@ -159,6 +159,31 @@ impl ToClient {
         Ok(())
     }
 
+    /// Appends an element that `write(memory, offset)` stores; `ENOSPC` when full.
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&SharedMem, usize) -> Result) -> Result {
+        if self.count() == self.ring.mask {
+            return Err(ENOSPC);
+        }
+        write(&self.ring.mem, self.ring.offset(self.prod, 0))?;
+        self.prod = (self.prod + 1) & self.ring.mask;
+        self.ring.mem.store_release(PRODUCER, self.prod);
+        Ok(())
+    }
+
+    /// For a kernel consumer: consumes the oldest element with `read(memory, offset)`;
+    /// returns false when empty.
+    pub(crate) fn pop_with(&self, read: impl FnOnce(&SharedMem, usize) -> Result) -> Result<bool> {
+        let cons = self.consumer();
+        if cons == self.prod {
+            return Ok(false);
+        }
+        read(&self.ring.mem, self.ring.offset(cons, 0))?;
+        self.ring
+            .mem
+            .store_release(CONSUMER, (cons + 1) & self.ring.mask);
+        Ok(true)
+    }
+
     /// Moves the unconsumed elements of `old`, oldest first, into this new, empty queue
     /// of the same element size. Fails with `EINVAL` if they do not fit. Does not allocate,
     /// so it may run under a spinlock.
@@ -253,6 +278,33 @@ impl FromClient {
             return Err(EINVAL);
         }
         self.ring.mem.read_obj(self.ring.offset(index, off))
+    }
+
+    /// For a kernel producer: writes element `index` with `write(memory, offset)`.
+    pub(crate) fn write_with(
+        &self,
+        index: u32,
+        write: impl FnOnce(&SharedMem, usize) -> Result,
+    ) -> Result {
+        write(&self.ring.mem, self.ring.offset(index, 0))
+    }
+
+    /// For a kernel producer: publishes the element at the producer index; `ENOMEM` when
+    /// the queue is full (as rxe reports it).
+    pub(crate) fn produce(&self) -> Result {
+        if self.count() == self.ring.mask {
+            return Err(ENOMEM);
+        }
+        let prod = self.producer();
+        self.ring
+            .mem
+            .store_release(PRODUCER, (prod + 1) & self.ring.mask);
+        Ok(())
+    }
+
+    /// Whether the queue is full.
+    pub(crate) fn is_full(&self) -> bool {
+        self.count() == self.ring.mask
     }
 
     /// Copies bytes of the oldest element, from `off`, into `dst`.

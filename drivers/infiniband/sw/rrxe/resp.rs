@@ -8,6 +8,7 @@
 use crate::{
     bindings as b,
     counters::Counter,
+    cq::Cqe,
     device::RrxeDev,
     eng::{Outbox, Reading, Receiving, ResKind, Resource, Writing},
     ext::{
@@ -185,9 +186,9 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
 }
 
 /// Completes the held receive WQE.
-fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &b::ib_uverbs_wc, solicited: bool) {
+fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &Cqe, solicited: bool) {
     if let Some(r) = inner.eng.resp.recv.take() {
-        let wc = b::ib_uverbs_wc {
+        let wc = Cqe {
             wr_id: r.wqe.wr_id,
             ..copy_wc(wc)
         };
@@ -199,30 +200,6 @@ fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &b::ib_
                 rq.advance();
             }
         }
-    }
-}
-
-/// A copy of a work completion (bindgen does not derive `Clone`).
-fn copy_wc(wc: &b::ib_uverbs_wc) -> b::ib_uverbs_wc {
-    b::ib_uverbs_wc {
-        wr_id: wc.wr_id,
-        status: wc.status,
-        opcode: wc.opcode,
-        vendor_err: wc.vendor_err,
-        byte_len: wc.byte_len,
-        ex: b::ib_uverbs_wc__bindgen_ty_1 {
-            bindgen_union_field: wc.ex.bindgen_union_field,
-            ..Default::default()
-        },
-        qp_num: wc.qp_num,
-        src_qp: wc.src_qp,
-        wc_flags: wc.wc_flags,
-        pkey_index: wc.pkey_index,
-        slid: wc.slid,
-        sl: wc.sl,
-        dlid_path_bits: wc.dlid_path_bits,
-        port_num: wc.port_num,
-        reserved: wc.reserved,
     }
 }
 
@@ -244,10 +221,11 @@ fn reject(
         send_ack(dev, ndev, inner, syn, psn);
     }
     if let Some(status) = a.complete {
-        let wc = b::ib_uverbs_wc {
+        let wc = Cqe {
             status: status as u32,
             opcode: crate::proto::verbs::WcOpcode::Recv as u32,
             qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
             ..Default::default()
         };
         complete_recv(qp, inner, out, &wc, false);
@@ -410,10 +388,11 @@ fn request(
         OpSeq::AbandonAndStart => {
             let a = crate::proto::responder::abandon_message(qp.srq.is_some());
             if let Some(status) = a.complete {
-                let wc = b::ib_uverbs_wc {
+                let wc = Cqe {
                     status: status as u32,
                     opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 complete_recv(qp, inner, out, &wc, false);
@@ -484,11 +463,11 @@ fn execute(
         qpn: qp.qpn,
     };
     let d = dev.data();
-    let mut wc = b::ib_uverbs_wc {
+    let mut wc = Cqe {
         status: WcStatus::Success as u32,
         opcode: recv_wc_opcode(op) as u32,
         qp_num: qp.qpn,
-        port_num: 1,
+            ib_qp: qp.ib_qp,
         ..Default::default()
     };
     match op.operation() {
@@ -503,6 +482,11 @@ fn execute(
                 sgl::write(d, owner, r.wqe.data.sges(), at, ip).map_err(mem_err_local)?;
                 r.offset = UD_GRH_LEN;
                 wc.wc_flags |= b::ib_wc_flags_IB_WC_GRH;
+                wc.network_hdr_type = if ip.len() == crate::proto::icrc::IPV4_HDR_LEN {
+                    b::rdma_network_type_RDMA_NETWORK_IPV4 as u8
+                } else {
+                    b::rdma_network_type_RDMA_NETWORK_IPV6 as u8
+                };
                 wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
             }
             sgl::write(d, owner, r.wqe.data.sges(), r.offset, pkt.payload).map_err(mem_err_local)?;
@@ -688,14 +672,14 @@ fn execute(
     }
     if op.has_immediate() {
         if let Some(imm) = pkt.hdr.immdt {
-            wc.ex.bindgen_union_field = imm.imm.to_be();
+            wc.ex = imm.imm.to_be();
             wc.wc_flags |= b::ib_wc_flags_IB_WC_WITH_IMM;
         }
     }
     if op.has_invalidate() {
         if let Some(ieth) = pkt.hdr.ieth {
             mr::invalidate(d, ieth.rkey, qp.pd, qp.qpn).map_err(|_| RespError::InvalidateRkey)?;
-            wc.ex.bindgen_union_field = ieth.rkey;
+            wc.ex = ieth.rkey;
             wc.wc_flags |= b::ib_wc_flags_IB_WC_WITH_INVALIDATE;
         }
     }

@@ -9,7 +9,12 @@
 
 use crate::{
     bindings as b,
-    ext::rdma::wqe::{RecvWqeRaw, SendWqeRaw},
+    ext::rdma::{
+        mr::KernelMem,
+        shared::SharedMem,
+        wqe::{RecvWqeRaw, SendWqeRaw},
+        wr::{RecvWr, SendWr, WrSge},
+    },
     proto::verbs::WrOpcode,
     queue::FromClient,
 };
@@ -276,5 +281,140 @@ pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError>
     Ok(RecvWqe {
         wr_id: raw.wr_id(),
         data,
+    })
+}
+
+/// Offsets in a send WQE of the fields a kernel consumer's request fills.
+mod off {
+    use crate::bindings as b;
+    use core::mem::offset_of;
+
+    const WR: usize = offset_of!(b::rxe_send_wqe, wr);
+    pub(super) const WR_ID: usize = WR + offset_of!(b::rxe_send_wr, wr_id);
+    pub(super) const OPCODE: usize = WR + offset_of!(b::rxe_send_wr, opcode);
+    pub(super) const FLAGS: usize = WR + offset_of!(b::rxe_send_wr, send_flags);
+    pub(super) const EX: usize = WR + offset_of!(b::rxe_send_wr, ex);
+    /// The union of operation fields.
+    pub(super) const U: usize = WR + offset_of!(b::rxe_send_wr, wr);
+    const DMA: usize = offset_of!(b::rxe_send_wqe, dma);
+    pub(super) const DMA_LEN: usize = DMA + offset_of!(b::rxe_dma_info, length);
+    pub(super) const DMA_NUM_SGE: usize = DMA + offset_of!(b::rxe_dma_info, num_sge);
+    const RDMA: usize = offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_2, rkey);
+    pub(super) const RDMA_RKEY: usize = U + RDMA;
+    pub(super) const ATOMIC_COMPARE: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, compare_add);
+    pub(super) const ATOMIC_SWAP: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, swap);
+    pub(super) const ATOMIC_RKEY: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, rkey);
+    pub(super) const UD_QPN: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, remote_qpn);
+    pub(super) const UD_QKEY: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, remote_qkey);
+    pub(super) const UD_AH: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, ah_num);
+    pub(super) const MW_MR_LKEY: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, mr_lkey);
+    pub(super) const MW_RKEY: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, rkey);
+    pub(super) const MW_ACCESS: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, access);
+    const RDMA_ADDR: usize = offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_2, remote_addr);
+    pub(super) const REMOTE_ADDR: usize = U + RDMA_ADDR;
+    const RECV_DMA: usize = offset_of!(b::rxe_recv_wqe, dma);
+    pub(super) const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
+    pub(super) const RECV_NUM_SGE: usize = RECV_DMA + offset_of!(b::rxe_dma_info, num_sge);
+    pub(super) const RECV_LEN: usize = RECV_DMA + offset_of!(b::rxe_dma_info, length);
+}
+
+/// Writes SGEs at `at` of an element.
+fn put_sges(mem: &SharedMem, at: usize, sges: &[WrSge]) -> Result {
+    let mut total = 0u32;
+    for (i, s) in sges.iter().enumerate() {
+        let o = at + i * SGE_SIZE;
+        mem.write(o, &s.addr.to_ne_bytes())?;
+        mem.write(o + 8, &s.length.to_ne_bytes())?;
+        mem.write(o + 12, &s.lkey.to_ne_bytes())?;
+        total = total.checked_add(s.length).ok_or(EINVAL)?;
+    }
+    Ok(())
+}
+
+/// Posts a kernel consumer's send request at the producer index of `q` (the caller
+/// publishes it with `produce`). `max_sge`/`max_inline`: the QP's capacities.
+pub(crate) fn write_send(q: &FromClient, wr: &SendWr, max_sge: usize, max_inline: usize) -> Result {
+    let sges = wr.sges.get(..wr.num_sge).ok_or(EINVAL)?;
+    let inline = wr.send_flags & SEND_INLINE != 0;
+    let len: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+    let len = u32::try_from(len).map_err(|_| EINVAL)?;
+    if !inline && sges.len() > max_sge || inline && len as usize > max_inline {
+        return Err(EINVAL);
+    }
+    q.write_with(q.producer(), |mem, base| {
+        let w32 = |o: usize, v: u32| mem.write(base + o, &v.to_ne_bytes());
+        let w64 = |o: usize, v: u64| mem.write(base + o, &v.to_ne_bytes());
+        w64(off::WR_ID, wr.wr_id)?;
+        w32(off::OPCODE, wr.opcode)?;
+        w32(off::FLAGS, wr.send_flags)?;
+        w32(off::EX, wr.ex)?;
+        match wr.opcode {
+            b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP | b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+                w64(off::REMOTE_ADDR, wr.remote_addr)?;
+                w64(off::ATOMIC_COMPARE, wr.compare_add)?;
+                w64(off::ATOMIC_SWAP, wr.swap)?;
+                w32(off::ATOMIC_RKEY, wr.rkey)?;
+            }
+            b::ib_wr_opcode_IB_WR_REG_MR => {
+                w32(off::MW_MR_LKEY, wr.reg_lkey)?;
+                w32(off::MW_RKEY, wr.reg_key)?;
+                w32(off::MW_ACCESS, wr.reg_access)?;
+            }
+            _ if wr.ah_num != 0 => {
+                w32(off::UD_QPN, wr.remote_qpn)?;
+                w32(off::UD_QKEY, wr.remote_qkey)?;
+                w32(off::UD_AH, wr.ah_num)?;
+            }
+            _ => {
+                w64(off::REMOTE_ADDR, wr.remote_addr)?;
+                w32(off::RDMA_RKEY, wr.rkey)?;
+            }
+        }
+        w32(off::DMA_LEN, len)?;
+        if inline {
+            let mut at = base + SEND_SGE_OFF;
+            let mut buf = [0u8; 64];
+            for s in sges {
+                let mut done = 0usize;
+                while done < s.length as usize {
+                    let n = buf.len().min(s.length as usize - done);
+                    let chunk = buf.get_mut(..n).ok_or(EINVAL)?;
+                    KernelMem::read(s.addr.wrapping_add(done as u64), chunk);
+                    mem.write(at, chunk)?;
+                    at += n;
+                    done += n;
+                }
+            }
+            w32(off::DMA_NUM_SGE, 0)
+        } else {
+            w32(off::DMA_NUM_SGE, sges.len() as u32)?;
+            put_sges(mem, base + SEND_SGE_OFF, sges)
+        }
+    })
+}
+
+/// Posts a kernel consumer's receive request at the producer index of `q` (the caller
+/// publishes it with `produce`).
+pub(crate) fn write_recv(q: &FromClient, wr: &RecvWr, max_sge: usize) -> Result {
+    let sges = wr.sges.get(..wr.num_sge).ok_or(EINVAL)?;
+    if sges.len() > max_sge {
+        return Err(EINVAL);
+    }
+    let len: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+    let len = u32::try_from(len).map_err(|_| EINVAL)?;
+    q.write_with(q.producer(), |mem, base| {
+        mem.write(base + off::RECV_WR_ID, &wr.wr_id.to_ne_bytes())?;
+        mem.write(base + off::RECV_NUM_SGE, &(sges.len() as u32).to_ne_bytes())?;
+        mem.write(base + off::RECV_LEN, &len.to_ne_bytes())?;
+        put_sges(mem, base + RECV_SGE_OFF, sges)
     })
 }
