@@ -2,4 +2,30 @@
 /*
  * C helpers for rrxe, sched area (see sched.h).
  */
+#include <linux/jiffies.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+
 #include "sched.h"
+
+unsigned long rrxe_helper_jiffies_now(void)
+{
+	return READ_ONCE(jiffies);
+}
+
+unsigned long rrxe_helper_usecs_to_jiffies(unsigned int usecs)
+{
+	return usecs_to_jiffies(usecs);
+}
+
+bool rrxe_helper_timer_pending(const struct timer_list *timer)
+{
+	return timer_pending(timer);
+}
+
+/* alloc_workqueue() takes a format string: pass the name through "%s". */
+struct workqueue_struct *rrxe_helper_alloc_workqueue(const char *name, unsigned int flags,
+						     int max_active)
+{
+	return alloc_workqueue("%s", flags, max_active, name);
+}

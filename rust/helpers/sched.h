@@ -1,10 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C helpers for rrxe, sched area (see rrxe_helpers.h for the conventions).
+ * C helpers for rrxe, sched area (see rrxe_helpers.h for the conventions):
+ * jiffies, timer_list and workqueues, for rust/kernel/timer.rs and workqueue.rs.
  */
 #ifndef RRXE_HELPERS_SCHED_H
 #define RRXE_HELPERS_SCHED_H
 
 #include <linux/types.h>
+
+struct timer_list;
+struct workqueue_struct;
+
+/* Time. */
+unsigned long rrxe_helper_jiffies_now(void);
+unsigned long rrxe_helper_usecs_to_jiffies(unsigned int usecs);
+
+/* Timers. */
+bool rrxe_helper_timer_pending(const struct timer_list *timer);
+
+/* Workqueues. */
+struct workqueue_struct *rrxe_helper_alloc_workqueue(const char *name, unsigned int flags,
+						     int max_active);
 
 #endif
