@@ -11,10 +11,7 @@ pub mod layout;
 pub mod net;
 pub mod rdma;
 pub mod sync;
-// Until the QP engine uses them (the `expect` then fails and goes).
-#[expect(dead_code, reason = "API for the per-QP engine, not used yet")]
 pub mod timer;
 pub mod vec;
-#[expect(dead_code, reason = "API for the per-QP engine, not used yet")]
 pub mod workqueue;
 pub mod xarray;

@@ -681,14 +681,16 @@ impl<T: DeviceOps> Device<T> {
         from_result(|| {
             // SAFETY: The core allocated `size_ib_ah` bytes with `device` set; `init` and
             // its address vector are valid; `udata` is null or the request's.
-            let (dev, attr, mut udata) = unsafe {
+            let (dev, attr, flags, mut udata) = unsafe {
                 (
                     Self::from_raw((*ah).device),
                     AhAttrs::new(&*(*init).ah_attr),
+                    (*init).flags,
                     Udata::from_raw(udata),
                 )
             };
-            let data = T::create_ah(dev, attr, &mut udata)?;
+            let sleepable = flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
+            let data = T::create_ah(dev, attr, sleepable, &mut udata)?;
             // SAFETY: As in `alloc_pd_cb`.
             unsafe { CoreObj::init(ah, data) };
             Ok(0)

@@ -186,7 +186,14 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     type Ah: Send + Sync;
 
     /// Creates an address handle for `attr`.
-    fn create_ah(_dev: &Device<Self>, _attr: AhAttrs, _udata: &mut Udata<'_>) -> Result<Self::Ah> {
+    /// `sleepable`: the caller may sleep (`RDMA_CREATE_AH_SLEEPABLE`); otherwise nothing
+    /// may sleep, allocations included.
+    fn create_ah(
+        _dev: &Device<Self>,
+        _attr: AhAttrs,
+        _sleepable: bool,
+        _udata: &mut Udata<'_>,
+    ) -> Result<Self::Ah> {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -45,8 +45,6 @@ pub struct SendWr {
     pub compare_add: u64,
     /// Atomic swap operand.
     pub swap: u64,
-    /// UD: the AH's number (from the driver's AH data), destination QP and Q_Key.
-    pub ah_num: u32,
     /// UD destination QP.
     pub remote_qpn: u32,
     /// UD Q_Key.
@@ -113,7 +111,11 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
 
     /// The next request: `None` at the end, `Err` for one that cannot be decoded. `ud`:
     /// the QP is a UD or GSI QP, whose requests carry an AH (`ah_num` gives its number).
-    pub fn next(&mut self, ud: bool, ah_num: impl Fn(&T::Ah) -> u32) -> Option<Result<SendWr>> {
+    pub fn next<A>(
+        &mut self,
+        ud: bool,
+        ah: impl Fn(&T::Ah) -> A,
+    ) -> Option<Result<(SendWr, Option<A>)>> {
         // SAFETY: Type invariant: null or a valid request of the list.
         let wr = unsafe { self.cur.as_ref() }?;
         self.last = self.cur;
@@ -131,7 +133,6 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
             rkey: 0,
             compare_add: 0,
             swap: 0,
-            ah_num: 0,
             remote_qpn: 0,
             remote_qkey: 0,
             reg_lkey: 0,
@@ -149,12 +150,11 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
             let u = unsafe { &*p.cast::<bindings::ib_ud_wr>() };
             out.remote_qpn = u.remote_qpn;
             out.remote_qkey = u.remote_qkey;
-            // SAFETY: As above; the AH is initialised and alive for the call.
-            out.ah_num = unsafe { u.ah.as_ref() }.map_or(0, |_| {
-                // SAFETY: See above.
-                ah_num(unsafe { CoreObj::<bindings::ib_ah, T::Ah>::data(u.ah) })
+            let a = (!u.ah.is_null()).then(|| {
+                // SAFETY: As above; the AH is initialised and alive for the call.
+                ah(unsafe { CoreObj::<bindings::ib_ah, T::Ah>::data(u.ah) })
             });
-            return Some(Ok(out));
+            return Some(Ok((out, a)));
         }
         match wr.opcode {
             bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
@@ -188,7 +188,7 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
             }
             _ => {}
         }
-        Some(Ok(out))
+        Some(Ok((out, None)))
     }
 
 }

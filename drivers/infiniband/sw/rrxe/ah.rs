@@ -39,14 +39,17 @@ pub(crate) type AhTable = IdTable<AhShared>;
 
 /// An address handle (the driver data of an `ib_ah`).
 pub(crate) struct Ah {
-    num: u32,
     shared: Arc<AhShared>,
-    table: Arc<AhTable>,
+    /// The AH's number and table; none for AHs of kernel consumers created where they
+    /// cannot sleep (kernel requests carry their address, not a number).
+    entry: Option<(u32, Arc<AhTable>)>,
 }
 
 impl Drop for Ah {
     fn drop(&mut self) {
-        self.table.remove(self.num);
+        if let Some((num, table)) = self.entry.as_ref() {
+            table.remove(*num);
+        }
     }
 }
 
@@ -63,8 +66,24 @@ pub(crate) fn check_av(attr: &AhAttrs) -> Result {
 
 impl Ah {
     /// Creates an AH; for userspace, reports its number when the provider asks for it.
-    pub(crate) fn new(dev: &Device<RrxeDev>, attr: AhAttrs, udata: &mut Udata<'_>) -> Result<Self> {
+    pub(crate) fn new(
+        dev: &Device<RrxeDev>,
+        attr: AhAttrs,
+        sleepable: bool,
+        udata: &mut Udata<'_>,
+    ) -> Result<Self> {
         check_av(&attr)?;
+        if !sleepable {
+            // Possibly with interrupts disabled: no number (the table's lock is a BH lock).
+            if udata.is_user() {
+                return Err(EINVAL);
+            }
+            let shared = Arc::new(AhShared { attr }, GFP_ATOMIC)?;
+            return Ok(Self {
+                shared,
+                entry: None,
+            });
+        }
         let table = dev.data().ahs().clone();
         let num = table.reserve(MIN_AH_NUM, MAX_AH_NUM)?;
         let shared = match Arc::new(AhShared { attr }, GFP_KERNEL) {
@@ -75,7 +94,10 @@ impl Ah {
             }
         };
         table.fill(num, shared.clone());
-        let ah = Self { num, shared, table };
+        let ah = Self {
+            shared,
+            entry: Some((num, table)),
+        };
         // Old providers pass no response buffer and resolve the address themselves.
         if udata.out_len() >= core::mem::size_of::<b::rxe_create_ah_resp>() {
             udata.write_response(&b::rxe_create_ah_resp {
@@ -84,6 +106,11 @@ impl Ah {
             })?;
         }
         Ok(ah)
+    }
+
+    /// The RoCE addressing.
+    pub(crate) fn roce(&self) -> Option<RoceAv> {
+        self.shared.roce()
     }
 
     /// The address vector.

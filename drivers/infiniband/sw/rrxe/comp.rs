@@ -168,7 +168,7 @@ pub(crate) fn on_response(
             Verdict::ReadData => {
                 let mtu = u64::from(inner.params.mtu.bytes());
                 let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-                let stored = wqe::read_send(&inner.sq, cons)
+                let stored = wqe::read_send(&inner.sq, cons, qp.kernel)
                     .ok()
                     .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, pkt.payload));
                 if !matches!(stored, Some(Ok(()))) {
@@ -185,7 +185,7 @@ pub(crate) fn on_response(
             }
             Verdict::AtomicResult => {
                 let orig = pkt.hdr.atomic_ack.map(|a| a.orig).unwrap_or(0);
-                let stored = wqe::read_send(&inner.sq, cons)
+                let stored = wqe::read_send(&inner.sq, cons, qp.kernel)
                     .ok()
                     .map(|w| sgl::write(dev.data(), owner, w.data.sges(), 0, &orig.to_ne_bytes()));
                 inner.eng.comp.update(rsp.opcode, rsp.psn);

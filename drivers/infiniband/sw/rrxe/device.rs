@@ -19,6 +19,7 @@ use crate::{
             qp::{QpAttr, QpInit},
             stats::HwStats,
             udata::Udata,
+            wr::{RecvWrs, SendWrs, WcArray},
         },
     },
     mcast::{self, Groups},
@@ -262,6 +263,22 @@ impl DeviceOps for RrxeDev {
         Qp::new(dev, init, udata)
     }
 
+    fn post_send(qp: &Qp, wrs: &mut SendWrs<'_, Self>) -> Result {
+        qp.post_send(wrs)
+    }
+
+    fn post_recv(qp: &Qp, wrs: &mut RecvWrs<'_>) -> Result {
+        qp.post_recv(wrs)
+    }
+
+    fn post_srq_recv(srq: &Srq, wrs: &mut RecvWrs<'_>) -> Result {
+        srq.post(wrs)
+    }
+
+    fn poll_cq(cq: &Cq, wcs: &mut WcArray<'_>) -> Result<usize> {
+        cq.poll(wcs)
+    }
+
     fn post_send_doorbell(qp: &Qp) -> Result {
         qp.kick();
         Ok(())
@@ -291,8 +308,13 @@ impl DeviceOps for RrxeDev {
         Mr::new_dma(dev, pd, access)
     }
 
-    fn create_ah(dev: &Device<Self>, attr: AhAttrs, udata: &mut Udata<'_>) -> Result<Ah> {
-        Ah::new(dev, attr, udata)
+    fn create_ah(
+        dev: &Device<Self>,
+        attr: AhAttrs,
+        sleepable: bool,
+        udata: &mut Udata<'_>,
+    ) -> Result<Ah> {
+        Ah::new(dev, attr, sleepable, udata)
     }
 
     fn query_ah(ah: &Ah) -> Result<AhAttrs> {

@@ -5,7 +5,7 @@
 //! the flush of outstanding work when a QP enters the error state.
 
 use crate::{
-    ah::check_av,
+    ah::{check_av, Ah},
     bindings as b,
     cq::Cqe,
     device::RrxeDev,
@@ -19,6 +19,7 @@ use crate::{
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, CqRef, QpAttr, QpAttrs, QpCap, QpInit},
             udata::Udata,
+            wr::{RecvWrs, SendWrs},
         },
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
@@ -34,6 +35,7 @@ use crate::{
     queue::{map, FromClient},
     srq::SrqShared,
     tx::{self, Path},
+    wqe,
 };
 use core::mem::{offset_of, size_of};
 use kernel::{
@@ -105,6 +107,8 @@ pub(crate) struct QpShared {
     pub(crate) pd: usize,
     /// The `ib_qp` (its address), which kernel consumers' completions name.
     pub(crate) ib_qp: usize,
+    /// A kernel consumer's QP.
+    pub(crate) kernel: bool,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
@@ -317,6 +321,9 @@ impl WorkItem for QpShared {
             let mut inner = this.inner.lock();
             if inner.dead {
                 return;
+            }
+            if inner.state == b::ib_qp_state_IB_QPS_ERR {
+                inner.flush_all(&this, &mut out);
             }
             let dev: &Device<RrxeDev> = &this.dev;
             for _ in 0..BUDGET {
@@ -532,6 +539,7 @@ impl Qp {
                 signal_all: init.signal_all(),
                 pd: init.pd_id(),
                 ib_qp: init.ib_qp(),
+                kernel: !udata.is_user(),
                 send_cq,
                 recv_cq,
                 srq,
@@ -657,6 +665,63 @@ impl Qp {
         // Work posted before the QP could send.
         qp.clone().schedule();
         Ok(())
+    }
+
+    /// Posts send requests of a kernel consumer.
+    pub(crate) fn post_send(&self, wrs: &mut SendWrs<'_, RrxeDev>) -> Result {
+        let qp = &self.shared;
+        let res = (|| {
+            let inner = qp.inner.lock();
+            if matches!(
+                inner.state,
+                b::ib_qp_state_IB_QPS_RESET | b::ib_qp_state_IB_QPS_INIT | b::ib_qp_state_IB_QPS_RTR
+            ) {
+                return Err(EINVAL);
+            }
+            let max_sge = inner.cap.max_send_sge as usize;
+            let max_inline = inner.cap.max_inline_data as usize;
+            while let Some(wr) = wrs.next(qp.qp_type.is_datagram(), |ah: &Ah| ah.roce()) {
+                let (wr, av) = wr?;
+                if inner.sq.is_full() {
+                    return Err(ENOMEM);
+                }
+                let av = match av {
+                    Some(Some(av)) => Some(av),
+                    Some(None) => return Err(EINVAL),
+                    None => None,
+                };
+                wqe::write_send(&inner.sq, &wr, av.as_ref(), max_sge, max_inline)?;
+                inner.sq.produce()?;
+            }
+            Ok(())
+        })();
+        self.kick();
+        res
+    }
+
+    /// Posts receive requests of a kernel consumer.
+    pub(crate) fn post_recv(&self, wrs: &mut RecvWrs<'_>) -> Result {
+        let qp = &self.shared;
+        let res = (|| {
+            let inner = qp.inner.lock();
+            if inner.state == b::ib_qp_state_IB_QPS_RESET {
+                return Err(EINVAL);
+            }
+            let max_sge = inner.cap.max_recv_sge as usize;
+            let rq = inner.rq.as_ref().ok_or(EINVAL)?;
+            for wr in wrs {
+                let wr = wr?;
+                if rq.is_full() {
+                    return Err(ENOMEM);
+                }
+                wqe::write_recv(rq, &wr, max_sge)?;
+                rq.produce()?;
+            }
+            Ok(())
+        })();
+        // Receives posted to a QP in error are flushed by its work item.
+        self.kick();
+        res
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests).

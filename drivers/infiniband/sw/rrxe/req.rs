@@ -186,7 +186,7 @@ fn start_next(
     }
     let again = restarted(inner, index);
     let old = inner.eng.track(index);
-    let wqe = match wqe::read_send(&inner.sq, index) {
+    let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
         Ok(w) => w,
         Err(_) => {
             record_done(inner, index, 0, WrOpcode::Send, SEND_SIGNALED, WcStatus::LocQpOpErr);
@@ -219,11 +219,11 @@ fn start_next(
     }
     // Destination: the connected path, or the AH of a datagram.
     let (path, dest_qpn, qkey) = if qp.qp_type.is_datagram() {
-        let Some(ah) = dev.data().ahs().get(wqe.ud.ah_num) else {
-            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::LocQpOpErr);
-            return true;
+        let av = match wqe.av {
+            Some(av) => Some(av),
+            None => dev.data().ahs().get(wqe.ud.ah_num).and_then(|ah| ah.roce()),
         };
-        let Some(av) = ah.roce() else {
+        let Some(av) = av else {
             record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::LocQpOpErr);
             return true;
         };

@@ -190,7 +190,7 @@ fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &Cqe, s
     if let Some(r) = inner.eng.resp.recv.take() {
         let wc = Cqe {
             wr_id: r.wqe.wr_id,
-            ..copy_wc(wc)
+            ..*wc
         };
         if let Ok(notify) = qp.recv_cq.push(&wc, solicited) {
             out.recv_cq |= notify;

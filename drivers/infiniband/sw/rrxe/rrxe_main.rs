@@ -9,6 +9,8 @@
 //!
 //! See `Documentation/infiniband/rrxe.rst`.
 
+#![recursion_limit = "256"]
+
 use kernel::{prelude::*, sync::Arc};
 
 #[path = "../../../../rust/bindings/mod.rs"]

@@ -19,7 +19,10 @@ use crate::{
     new_spinlock_bh, params,
     queue::{map, FromClient},
 };
-use crate::wqe::{read_recv, RecvWqe, WqeError};
+use crate::{
+    ext::rdma::wr::RecvWrs,
+    wqe::{read_recv, write_recv, RecvWqe, WqeError},
+};
 use core::mem::size_of;
 use kernel::{
     new_mutex,
@@ -201,6 +204,20 @@ impl Srq {
                 return Err(EINVAL);
             }
             inner.limit = attr.srq_limit;
+        }
+        Ok(())
+    }
+
+    /// Posts receive requests of a kernel consumer.
+    pub(crate) fn post(&self, wrs: &mut RecvWrs<'_>) -> Result {
+        let inner = self.shared.inner.lock();
+        for wr in wrs {
+            let wr = wr?;
+            if inner.rq.is_full() {
+                return Err(ENOMEM);
+            }
+            write_recv(&inner.rq, &wr, inner.max_sge as usize)?;
+            inner.rq.produce()?;
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 use crate::{
     bindings as b,
     ext::rdma::{
+        ah::RoceAv,
         mr::KernelMem,
         shared::SharedMem,
         wqe::{RecvWqeRaw, SendWqeRaw},
@@ -132,6 +133,8 @@ pub(crate) struct SendWqe {
     pub(crate) ex: u32,
     pub(crate) remote: Remote,
     pub(crate) ud: Ud,
+    /// The address vector a kernel consumer's UD request carries.
+    pub(crate) av: Option<RoceAv>,
     pub(crate) bind: Bind,
     /// Message length: the data's length (8 for ATOMIC WRITE, the range for FLUSH).
     pub(crate) len: u32,
@@ -181,8 +184,9 @@ fn read_sges(q: &FromClient, index: u32, off: usize, n: usize) -> Result<Data, W
     Ok(Data::Sges { sges, n })
 }
 
-/// Decodes the send WQE at ring position `index`.
-pub(crate) fn read_send(q: &FromClient, index: u32) -> Result<SendWqe, WqeError> {
+/// Decodes the send WQE at ring position `index`; `kernel`: the QP is a kernel consumer's
+/// (its UD requests carry their address vector).
+pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<SendWqe, WqeError> {
     let raw: SendWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
     let op = WrOpcode::from_u32(raw.opcode()).ok_or(WqeError::Opcode)?;
     let mut remote = Remote::default();
@@ -261,6 +265,11 @@ pub(crate) fn read_send(q: &FromClient, index: u32) -> Result<SendWqe, WqeError>
         // The message is what the SGEs hold, whatever `dma.length` claims.
         len = u32::try_from(data.len()).map_err(|_| WqeError::Length)?;
     }
+    let av = if kernel && matches!(op, WrOpcode::Send | WrOpcode::SendImm) {
+        get_av(q, index).ok()
+    } else {
+        None
+    };
     Ok(SendWqe {
         wr_id: raw.wr_id(),
         op,
@@ -268,6 +277,7 @@ pub(crate) fn read_send(q: &FromClient, index: u32) -> Result<SendWqe, WqeError>
         ex: raw.ex(),
         remote,
         ud,
+        av,
         bind,
         len,
         data,
@@ -313,6 +323,7 @@ mod off {
         U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, remote_qkey);
     pub(super) const UD_AH: usize =
         U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, ah_num);
+    pub(super) const UD_AV: usize = U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, av);
     pub(super) const MW_MR_LKEY: usize =
         U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, mr_lkey);
     pub(super) const MW_RKEY: usize =
@@ -340,9 +351,47 @@ fn put_sges(mem: &SharedMem, at: usize, sges: &[WrSge]) -> Result {
     Ok(())
 }
 
+/// Stores an address vector in the `ud.av` area of a kernel send WQE (only the kernel
+/// reads it back: for userspace WQEs the area is ignored).
+fn put_av(mem: &SharedMem, at: usize, av: &RoceAv) -> Result {
+    mem.write(at, &av.sgid)?;
+    mem.write(at + 16, &av.dgid)?;
+    mem.write(at + 32, &av.dmac)?;
+    mem.write(at + 38, &[av.traffic_class, av.hop_limit])?;
+    mem.write(at + 40, &av.flow_label.to_ne_bytes())
+}
+
+/// Reads back what [`put_av`] stored.
+fn get_av(q: &FromClient, index: u32) -> Result<RoceAv, WqeError> {
+    let mut b = [0u8; AV_LEN];
+    q.read_at(index, off::UD_AV, &mut b)
+        .map_err(|_| WqeError::Length)?;
+    let mut av = RoceAv::default();
+    av.sgid.copy_from_slice(b.get(..16).ok_or(WqeError::Length)?);
+    av.dgid.copy_from_slice(b.get(16..32).ok_or(WqeError::Length)?);
+    av.dmac.copy_from_slice(b.get(32..38).ok_or(WqeError::Length)?);
+    av.traffic_class = b[38];
+    av.hop_limit = b[39];
+    let mut fl = [0u8; 4];
+    fl.copy_from_slice(b.get(40..44).ok_or(WqeError::Length)?);
+    av.flow_label = u32::from_ne_bytes(fl);
+    Ok(av)
+}
+
+/// Bytes [`put_av`] uses (within `struct rxe_av`).
+const AV_LEN: usize = 44;
+const _: () = assert!(AV_LEN <= size_of::<b::rxe_av>());
+
 /// Posts a kernel consumer's send request at the producer index of `q` (the caller
-/// publishes it with `produce`). `max_sge`/`max_inline`: the QP's capacities.
-pub(crate) fn write_send(q: &FromClient, wr: &SendWr, max_sge: usize, max_inline: usize) -> Result {
+/// publishes it with `produce`). `max_sge`/`max_inline`: the QP's capacities; `av`: the
+/// address of a UD request.
+pub(crate) fn write_send(
+    q: &FromClient,
+    wr: &SendWr,
+    av: Option<&RoceAv>,
+    max_sge: usize,
+    max_inline: usize,
+) -> Result {
     let sges = wr.sges.get(..wr.num_sge).ok_or(EINVAL)?;
     let inline = wr.send_flags & SEND_INLINE != 0;
     let len: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
@@ -369,10 +418,13 @@ pub(crate) fn write_send(q: &FromClient, wr: &SendWr, max_sge: usize, max_inline
                 w32(off::MW_RKEY, wr.reg_key)?;
                 w32(off::MW_ACCESS, wr.reg_access)?;
             }
-            _ if wr.ah_num != 0 => {
+            _ if av.is_some() => {
                 w32(off::UD_QPN, wr.remote_qpn)?;
                 w32(off::UD_QKEY, wr.remote_qkey)?;
-                w32(off::UD_AH, wr.ah_num)?;
+                w32(off::UD_AH, 0)?;
+                if let Some(av) = av {
+                    put_av(mem, base + off::UD_AV, av)?;
+                }
             }
             _ => {
                 w64(off::REMOTE_ADDR, wr.remote_addr)?;
