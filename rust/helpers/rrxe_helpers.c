@@ -162,6 +162,19 @@ void rrxe_helper_spin_lock_bh(spinlock_t *lock)
 	spin_lock_bh(lock);
 }
 
+unsigned long rrxe_helper_spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void rrxe_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
 void rrxe_helper_spin_unlock_bh(spinlock_t *lock)
 {
 	spin_unlock_bh(lock);

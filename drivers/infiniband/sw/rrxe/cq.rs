@@ -14,9 +14,9 @@ use crate::{
             udata::{UapiPod, Udata},
             wr::{KernelWc, WcArray},
         },
-        sync::SpinLockBh,
+        sync::SpinLockIrq,
     },
-    new_spinlock_bh,
+    new_spinlock_irq,
     queue::{map, ToClient},
 };
 use core::mem::size_of;
@@ -67,7 +67,7 @@ struct Inner {
 /// A completion queue.
 pub(crate) struct Cq {
     /// Shared with the completion path, which runs in softirq context.
-    inner: Pin<KBox<SpinLockBh<Inner>>>,
+    inner: Pin<KBox<SpinLockIrq<Inner>>>,
     /// A kernel consumer's CQ: completions are `ib_wc`, polled with `poll_cq`.
     kernel: bool,
 }
@@ -93,7 +93,7 @@ impl Cq {
         udata.write_response(&b::rxe_create_cq_resp { mi })?;
         let cqe = queue.capacity();
         let inner = KBox::pin_init(
-            new_spinlock_bh!(
+            new_spinlock_irq!(
                 Inner {
                     queue,
                     mmap,

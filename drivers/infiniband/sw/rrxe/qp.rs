@@ -21,18 +21,18 @@ use crate::{
             udata::Udata,
             wr::{RecvWrs, SendWrs},
         },
-        sync::SpinLockBh,
+        sync::{SpinLockBh, SpinLockIrq},
         timer::{ArcTimer, TimerCallback},
         xarray::IdTable,
     },
-    new_spinlock_bh, params,
+    new_spinlock_bh, new_spinlock_irq, params,
     proto::{
         completer::RetryCounter,
         mtu::Mtu,
         psn::Psn,
         verbs::{Access, QpType},
     },
-    queue::{map, FromClient},
+    queue::{map, FromClient, Producer},
     srq::SrqShared,
     tx::{self, Path},
     wqe,
@@ -127,6 +127,19 @@ pub(crate) struct QpShared {
     rnr_timer: crate::ext::timer::Timer<QpShared, 1>,
     #[pin]
     pub(crate) inner: SpinLockBh<Inner>,
+    /// Kernel consumers post under this lock (they may hold IRQ-safe locks), to the
+    /// producer sides of the queues, apart from the engine's lock.
+    #[pin]
+    posting: SpinLockIrq<Posting>,
+}
+
+/// The producer sides of a kernel QP's queues and the capacities posting checks.
+struct Posting {
+    sq: Producer,
+    rq: Option<Producer>,
+    max_send_sge: usize,
+    max_inline: usize,
+    max_recv_sge: usize,
 }
 
 impl_has_work! {
@@ -511,6 +524,13 @@ impl Qp {
         };
         let cap = copy_cap(cap);
         let eng = Engine::new((sq.capacity() + 1).min(MAX_TRACKED))?;
+        let posting = Posting {
+            sq: sq.producer_side(),
+            rq: rq.as_ref().map(FromClient::producer_side),
+            max_send_sge: cap.max_send_sge as usize,
+            max_inline: cap.max_inline_data as usize,
+            max_recv_sge: cap.max_recv_sge as usize,
+        };
 
         let (sq_mmap, sq_mi) = map(sq.mem(), udata)?;
         let (rq_mmap, rq_mi) = match rq.as_ref() {
@@ -563,6 +583,7 @@ impl Qp {
                     },
                     "rrxe:qp"
                 ),
+                posting <- new_spinlock_irq!(posting, "rrxe:qp_post"),
             }),
             GFP_KERNEL,
         )
@@ -671,18 +692,10 @@ impl Qp {
     pub(crate) fn post_send(&self, wrs: &mut SendWrs<'_, RrxeDev>) -> Result {
         let qp = &self.shared;
         let res = (|| {
-            let inner = qp.inner.lock();
-            if matches!(
-                inner.state,
-                b::ib_qp_state_IB_QPS_RESET | b::ib_qp_state_IB_QPS_INIT | b::ib_qp_state_IB_QPS_RTR
-            ) {
-                return Err(EINVAL);
-            }
-            let max_sge = inner.cap.max_send_sge as usize;
-            let max_inline = inner.cap.max_inline_data as usize;
+            let p = qp.posting.lock();
             while let Some(wr) = wrs.next(qp.qp_type.is_datagram(), |ah: &Ah| ah.roce()) {
                 let (wr, av) = wr?;
-                if inner.sq.is_full() {
+                if p.sq.is_full() {
                     return Err(ENOMEM);
                 }
                 let av = match av {
@@ -690,8 +703,8 @@ impl Qp {
                     Some(None) => return Err(EINVAL),
                     None => None,
                 };
-                wqe::write_send(&inner.sq, &wr, av.as_ref(), max_sge, max_inline)?;
-                inner.sq.produce()?;
+                wqe::write_send(&p.sq, &wr, av.as_ref(), p.max_send_sge, p.max_inline)?;
+                p.sq.produce()?;
             }
             Ok(())
         })();
@@ -703,18 +716,14 @@ impl Qp {
     pub(crate) fn post_recv(&self, wrs: &mut RecvWrs<'_>) -> Result {
         let qp = &self.shared;
         let res = (|| {
-            let inner = qp.inner.lock();
-            if inner.state == b::ib_qp_state_IB_QPS_RESET {
-                return Err(EINVAL);
-            }
-            let max_sge = inner.cap.max_recv_sge as usize;
-            let rq = inner.rq.as_ref().ok_or(EINVAL)?;
+            let p = qp.posting.lock();
+            let rq = p.rq.as_ref().ok_or(EINVAL)?;
             for wr in wrs {
                 let wr = wr?;
                 if rq.is_full() {
                     return Err(ENOMEM);
                 }
-                wqe::write_recv(rq, &wr, max_sge)?;
+                wqe::write_recv(rq, &wr, p.max_recv_sge)?;
                 rq.produce()?;
             }
             Ok(())

@@ -34,6 +34,7 @@ const MAX_ELEM_SIZE: usize = 4096;
 const CHUNK: usize = 128;
 
 /// The memory and geometry of a queue.
+#[derive(Clone)]
 struct Ring {
     mem: Arc<SharedMem>,
     log2_elem: u32,
@@ -280,31 +281,17 @@ impl FromClient {
         self.ring.mem.read_obj(self.ring.offset(index, off))
     }
 
-    /// For a kernel producer: writes element `index` with `write(memory, offset)`.
-    pub(crate) fn write_with(
-        &self,
-        index: u32,
-        write: impl FnOnce(&SharedMem, usize) -> Result,
-    ) -> Result {
-        write(&self.ring.mem, self.ring.offset(index, 0))
-    }
-
-    /// For a kernel producer: publishes the element at the producer index; `ENOMEM` when
-    /// the queue is full (as rxe reports it).
-    pub(crate) fn produce(&self) -> Result {
-        if self.count() == self.ring.mask {
-            return Err(ENOMEM);
-        }
-        let prod = self.producer();
-        self.ring
-            .mem
-            .store_release(PRODUCER, (prod + 1) & self.ring.mask);
-        Ok(())
-    }
-
     /// Whether the queue is full.
     pub(crate) fn is_full(&self) -> bool {
         self.count() == self.ring.mask
+    }
+
+    /// The producer side, for a kernel consumer posting work requests (under its own lock,
+    /// apart from the side that consumes).
+    pub(crate) fn producer_side(&self) -> Producer {
+        Producer {
+            ring: self.ring.clone(),
+        }
     }
 
     /// Copies bytes of the oldest element, from `off`, into `dst`.
@@ -332,5 +319,43 @@ impl FromClient {
     pub(crate) fn advance(&mut self) {
         self.cons = (self.cons + 1) & self.ring.mask;
         self.ring.mem.store_release(CONSUMER, self.cons);
+    }
+}
+
+/// The producer side of a [`FromClient`] queue of a kernel consumer: posting writes
+/// elements and publishes the producer index; the consumer side runs concurrently.
+/// Posters serialise among themselves.
+pub(crate) struct Producer {
+    ring: Ring,
+}
+
+impl Producer {
+    /// The producer index.
+    fn producer(&self) -> u32 {
+        self.ring.mem.load_acquire(PRODUCER) & self.ring.mask
+    }
+
+    /// Whether the queue is full.
+    pub(crate) fn is_full(&self) -> bool {
+        let cons = self.ring.mem.load_acquire(CONSUMER) & self.ring.mask;
+        self.producer().wrapping_sub(cons) & self.ring.mask == self.ring.mask
+    }
+
+    /// Writes the element at the producer index with `write(memory, offset)`.
+    pub(crate) fn write_next(&self, write: impl FnOnce(&SharedMem, usize) -> Result) -> Result {
+        write(&self.ring.mem, self.ring.offset(self.producer(), 0))
+    }
+
+    /// Publishes the element written at the producer index; `ENOMEM` when the queue is
+    /// full (as rxe reports it).
+    pub(crate) fn produce(&self) -> Result {
+        if self.is_full() {
+            return Err(ENOMEM);
+        }
+        let prod = self.producer();
+        self.ring
+            .mem
+            .store_release(PRODUCER, (prod + 1) & self.ring.mask);
+        Ok(())
     }
 }

@@ -13,10 +13,10 @@ use crate::{
             mmap::MmapEntry,
             udata::Udata,
         },
-        sync::SpinLockBh,
+        sync::SpinLockIrq,
         xarray::IdTable,
     },
-    new_spinlock_bh, params,
+    new_spinlock_irq, params,
     queue::{map, FromClient},
 };
 use crate::{
@@ -45,7 +45,7 @@ struct Inner {
 
 /// What QPs using the SRQ share.
 pub(crate) struct SrqShared {
-    inner: Pin<KBox<SpinLockBh<Inner>>>,
+    inner: Pin<KBox<SpinLockIrq<Inner>>>,
 }
 
 impl SrqShared {
@@ -136,7 +136,7 @@ impl Srq {
         let table = dev.data().srqs().clone();
         let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
         let shared = KBox::pin_init(
-            new_spinlock_bh!(
+            new_spinlock_irq!(
                 Inner { rq, max_sge, limit },
                 "rrxe:srq"
             ),
@@ -213,11 +213,12 @@ impl Srq {
         let inner = self.shared.inner.lock();
         for wr in wrs {
             let wr = wr?;
-            if inner.rq.is_full() {
+            let rq = inner.rq.producer_side();
+            if rq.is_full() {
                 return Err(ENOMEM);
             }
-            write_recv(&inner.rq, &wr, inner.max_sge as usize)?;
-            inner.rq.produce()?;
+            write_recv(&rq, &wr, inner.max_sge as usize)?;
+            rq.produce()?;
         }
         Ok(())
     }

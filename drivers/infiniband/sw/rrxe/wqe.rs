@@ -17,7 +17,7 @@ use crate::{
         wr::{RecvWr, SendWr, WrSge},
     },
     proto::verbs::WrOpcode,
-    queue::FromClient,
+    queue::{FromClient, Producer},
 };
 use core::mem::{offset_of, size_of};
 use kernel::prelude::*;
@@ -386,7 +386,7 @@ const _: () = assert!(AV_LEN <= size_of::<b::rxe_av>());
 /// publishes it with `produce`). `max_sge`/`max_inline`: the QP's capacities; `av`: the
 /// address of a UD request.
 pub(crate) fn write_send(
-    q: &FromClient,
+    q: &Producer,
     wr: &SendWr,
     av: Option<&RoceAv>,
     max_sge: usize,
@@ -399,7 +399,7 @@ pub(crate) fn write_send(
     if !inline && sges.len() > max_sge || inline && len as usize > max_inline {
         return Err(EINVAL);
     }
-    q.write_with(q.producer(), |mem, base| {
+    q.write_next(|mem, base| {
         let w32 = |o: usize, v: u32| mem.write(base + o, &v.to_ne_bytes());
         let w64 = |o: usize, v: u64| mem.write(base + o, &v.to_ne_bytes());
         w64(off::WR_ID, wr.wr_id)?;
@@ -456,14 +456,14 @@ pub(crate) fn write_send(
 
 /// Posts a kernel consumer's receive request at the producer index of `q` (the caller
 /// publishes it with `produce`).
-pub(crate) fn write_recv(q: &FromClient, wr: &RecvWr, max_sge: usize) -> Result {
+pub(crate) fn write_recv(q: &Producer, wr: &RecvWr, max_sge: usize) -> Result {
     let sges = wr.sges.get(..wr.num_sge).ok_or(EINVAL)?;
     if sges.len() > max_sge {
         return Err(EINVAL);
     }
     let len: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
     let len = u32::try_from(len).map_err(|_| EINVAL)?;
-    q.write_with(q.producer(), |mem, base| {
+    q.write_next(|mem, base| {
         mem.write(base + off::RECV_WR_ID, &wr.wr_id.to_ne_bytes())?;
         mem.write(base + off::RECV_NUM_SGE, &(sges.len() as u32).to_ne_bytes())?;
         mem.write(base + off::RECV_LEN, &len.to_ne_bytes())?;
