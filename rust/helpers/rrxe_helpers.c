@@ -105,11 +105,6 @@ void rrxe_helper_netdev_mac(const struct net_device *dev, u8 *mac)
 	ether_addr_copy(mac, dev->dev_addr);
 }
 
-int rrxe_helper_netdev_ifindex(const struct net_device *dev)
-{
-	return dev->ifindex;
-}
-
 void rrxe_helper_netdev_eui64(const struct net_device *dev, u8 *eui)
 {
 	addrconf_addr_eui48(eui, dev->dev_addr);

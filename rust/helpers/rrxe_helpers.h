@@ -83,7 +83,6 @@ struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata);
 void *rrxe_helper_rcu_dereference_sk_user_data(const struct sock *sk);
 
 void rrxe_helper_netdev_mac(const struct net_device *dev, u8 *mac);
-int rrxe_helper_netdev_ifindex(const struct net_device *dev);
 
 unsigned long rrxe_helper_spin_lock_irqsave(spinlock_t *lock);
 void rrxe_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);

@@ -6,6 +6,7 @@
 //! in `drivers/infiniband/sw/rrxe/` is safe Rust.
 
 pub mod crc;
+pub mod delay;
 pub mod error;
 pub mod layout;
 pub mod net;

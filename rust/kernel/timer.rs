@@ -297,12 +297,6 @@ pub trait ArcTimer<T> {
     fn shutdown_timer_sync<const ID: u64>(&self)
     where
         T: TimerCallback<ID> + HasTimer<ID>;
-
-    /// Returns whether the timer is pending (`timer_pending`): armed and not yet expired. Only
-    /// a hint when other CPUs arm, cancel or expire it concurrently.
-    fn timer_pending<const ID: u64>(&self) -> bool
-    where
-        T: TimerCallback<ID> + HasTimer<ID>;
 }
 
 /// Returns the `timer_list` of `this`'s `Timer<T, ID>`.
@@ -407,14 +401,5 @@ impl<T> ArcTimer<T> for Arc<T> {
             // SAFETY: As in `cancel_timer`: a dequeued pending timer's reference is ours.
             unsafe { drop_timer_ref(self) };
         }
-    }
-
-    fn timer_pending<const ID: u64>(&self) -> bool
-    where
-        T: TimerCallback<ID> + HasTimer<ID>,
-    {
-        // SAFETY: The `timer_list` is initialised (`Timer` invariant) and lives as long as
-        // `self`; `timer_pending` only reads it.
-        unsafe { bindings::timer_pending(timer_of::<T, ID>(self)) }
     }
 }

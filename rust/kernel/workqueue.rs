@@ -15,10 +15,6 @@ use kernel::{prelude::*, str::CStr, workqueue::Queue};
 
 /// `WQ_UNBOUND`: workers are not bound to a CPU; work runs wherever the scheduler likes.
 pub const WQ_UNBOUND: u32 = bindings::wq_flags_WQ_UNBOUND;
-/// `WQ_HIGHPRI`: work runs on the high-priority worker pools.
-pub const WQ_HIGHPRI: u32 = bindings::wq_flags_WQ_HIGHPRI;
-/// `WQ_CPU_INTENSIVE`: long-running work does not hold up the CPU's other work items.
-pub const WQ_CPU_INTENSIVE: u32 = bindings::wq_flags_WQ_CPU_INTENSIVE;
 /// `WQ_MEM_RECLAIM`: the queue has a rescuer thread, for work on the memory reclaim path.
 pub const WQ_MEM_RECLAIM: u32 = bindings::wq_flags_WQ_MEM_RECLAIM;
 
@@ -52,15 +48,6 @@ impl OwnedQueue {
         let ptr = unsafe { bindings::alloc_workqueue(name.as_char_ptr(), flags, max_active) };
         // INVARIANT: A non-NULL return is a new workqueue that only this `OwnedQueue` destroys.
         NonNull::new(ptr).map(Self).ok_or(ENOMEM)
-    }
-
-    /// Waits until every work item queued before the call has finished
-    /// (`flush_workqueue`).
-    ///
-    /// Sleeps: process context only, and not from one of this queue's work items.
-    pub fn flush(&self) {
-        // SAFETY: By the type invariant the queue is alive.
-        unsafe { bindings::__flush_workqueue(self.0.as_ptr()) }
     }
 }
 

@@ -92,8 +92,8 @@ impl<T: Send + Sync> IdTable<T> {
         unsafe {
             bindings::xa_lock_bh(self.xa.get());
             let p = bindings::xa_load(self.xa.get(), id as usize);
-            let item = (!p.is_null())
-                .then(|| Arc::from(ArcBorrow::from_raw(p.cast::<T>().cast_const())));
+            let item =
+                (!p.is_null()).then(|| Arc::from(ArcBorrow::from_raw(p.cast::<T>().cast_const())));
             bindings::xa_unlock_bh(self.xa.get());
             item
         }

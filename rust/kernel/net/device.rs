@@ -131,12 +131,6 @@ impl NetDevice {
         mac
     }
 
-    /// The interface index.
-    pub fn ifindex(&self) -> i32 {
-        // SAFETY: The device is valid.
-        unsafe { bindings::netdev_ifindex(self.as_raw()) }
-    }
-
     /// Adds `addr` to the device's multicast filter (reference counted by the core).
     pub fn mc_add(&self, addr: &[u8; 6]) -> Result {
         // SAFETY: The device is valid; `addr` is a 6-byte address.

@@ -162,11 +162,6 @@ impl TxSkb {
         unsafe { core::slice::from_raw_parts_mut(self.payload.as_ptr(), self.payload_len) }
     }
 
-    /// The family the datagram was allocated for.
-    pub fn family(&self) -> Family {
-        self.family
-    }
-
     /// Counts the datagram in `owner`'s skbs in flight until the skb is freed (by the
     /// stack after transmission, or as an [`SkBuff`] after [`Self::loopback`]), then calls
     /// [`TxDone::tx_done`]. At most one owner: a second call replaces nothing and returns

@@ -53,7 +53,10 @@ impl<T: DeviceOps> Device<T> {
             create_qp: op!(T::HAS_CREATE_QP, Self::create_qp_cb),
             destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp_cb),
             modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp_cb),
-            post_send: op!(T::HAS_POST_SEND_DOORBELL && T::HAS_POST_SEND, Self::post_send_cb),
+            post_send: op!(
+                T::HAS_POST_SEND_DOORBELL && T::HAS_POST_SEND,
+                Self::post_send_cb
+            ),
             post_recv: op!(T::HAS_POST_RECV, Self::post_recv_cb),
             post_srq_recv: op!(T::HAS_POST_SRQ_RECV, Self::post_srq_recv_cb),
             poll_cq: op!(T::HAS_POLL_CQ, Self::poll_cq_cb),

@@ -56,7 +56,13 @@ impl Umem {
     pub fn read(&self, offset: u64, dst: &mut [u8]) -> Result {
         // SAFETY: The umem is pinned and valid; the helper bounds the copy by its pages.
         kernel::error::to_result(unsafe {
-            bindings::umem_copy(self.0.as_ptr(), offset, dst.as_mut_ptr().cast(), dst.len(), false)
+            bindings::umem_copy(
+                self.0.as_ptr(),
+                offset,
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                false,
+            )
         })
     }
 
@@ -64,7 +70,13 @@ impl Umem {
     pub fn write(&self, offset: u64, src: &[u8]) -> Result {
         // SAFETY: As in `read`; the helper only reads `src`.
         kernel::error::to_result(unsafe {
-            bindings::umem_copy(self.0.as_ptr(), offset, src.as_ptr().cast_mut().cast(), src.len(), true)
+            bindings::umem_copy(
+                self.0.as_ptr(),
+                offset,
+                src.as_ptr().cast_mut().cast(),
+                src.len(),
+                true,
+            )
         })
     }
 

@@ -117,11 +117,6 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
         self.raw.port_num
     }
 
-    /// Whether the QP receives through a shared receive queue.
-    pub fn has_srq(&self) -> bool {
-        !self.raw.srq.is_null()
-    }
-
     /// Whether every send work request completes (`IB_SIGNAL_ALL_WR`).
     pub fn signal_all(&self) -> bool {
         self.raw.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR

@@ -6,7 +6,6 @@
 //! Userspace may write any value at any time into a mapped buffer: everything read from
 //! it is a snapshot to be validated, never trusted.
 
-use super::udata::UapiPod;
 use crate::bindings;
 use core::mem::size_of;
 use core::{
@@ -119,11 +118,6 @@ impl SharedMem {
         // SAFETY: In bounds; every bit pattern is a valid `T` (`UapiPod`); see `read` about
         // concurrent writers.
         Ok(unsafe { core::ptr::read_unaligned(self.ptr.as_ptr().add(off).cast::<T>()) })
-    }
-
-    /// Writes `v` at `off` (any alignment). Fails with `EINVAL` out of bounds.
-    pub fn write_obj<T: UapiPod>(&self, off: usize, v: &T) -> Result {
-        self.write(off, v.as_bytes())
     }
 
     /// Copies `src` to `off`. Fails with `EINVAL` out of bounds.

@@ -72,7 +72,11 @@ pub struct RecvWr {
 /// # Safety
 ///
 /// `sg` points to `n` valid `ib_sge` (when `n > 0`).
-unsafe fn read_sges(sg: *const bindings::ib_sge, n: i32, out: &mut [WrSge; MAX_WR_SGE]) -> Result<usize> {
+unsafe fn read_sges(
+    sg: *const bindings::ib_sge,
+    n: i32,
+    out: &mut [WrSge; MAX_WR_SGE],
+) -> Result<usize> {
     let n = usize::try_from(n).map_err(|_| EINVAL)?;
     if n > MAX_WR_SGE {
         return Err(EINVAL);
@@ -190,7 +194,6 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
         }
         Some(Ok((out, None)))
     }
-
 }
 
 /// The list of receive work requests of one `post_recv` / `post_srq_recv` call.

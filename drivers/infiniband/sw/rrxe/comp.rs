@@ -15,7 +15,10 @@ use crate::{
         rdma::device::Device,
     },
     proto::{
-        completer::{judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision, Verdict, WqeView},
+        completer::{
+            judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision, Verdict,
+            WqeView,
+        },
         packet::Packet,
         verbs::{QpType, WcStatus},
     },
@@ -39,10 +42,9 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
             ib_qp: qp.ib_qp,
             ..Default::default()
         };
-        match qp.send_cq.push(&wc, false) {
-            Ok(notify) => out.send_cq |= notify,
-            // The CQ overflowed: the consumer learns it from the CQ error.
-            Err(_) => {}
+        // A full CQ loses the completion: the consumer learns it from the CQ error.
+        if let Ok(notify) = qp.send_cq.push(&wc, false) {
+            out.send_cq |= notify;
         }
     }
     if t.holds_rd_atomic {
@@ -71,7 +73,13 @@ pub(crate) fn complete_sent(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) 
 }
 
 /// Retransmits from the oldest unacknowledged PSN if the retry count allows.
-fn start_retry(qp: &QpShared, dev: &Device<RrxeDev>, inner: &mut Inner, out: &mut Outbox, timeout: bool) {
+fn start_retry(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    inner: &mut Inner,
+    out: &mut Outbox,
+    timeout: bool,
+) {
     let e = &mut inner.eng;
     match retry(&mut e.retry, e.retrying, timeout, e.psn, e.comp.psn) {
         RetryDecision::Retransmit => {
@@ -89,7 +97,12 @@ fn start_retry(qp: &QpShared, dev: &Device<RrxeDev>, inner: &mut Inner, out: &mu
 }
 
 /// The retransmission timer expired.
-pub(crate) fn on_timeout(qp: &QpShared, dev: &Device<RrxeDev>, inner: &mut Inner, out: &mut Outbox) {
+pub(crate) fn on_timeout(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    inner: &mut Inner,
+    out: &mut Outbox,
+) {
     if qp.qp_type != QpType::Rc || !inner.can_send() || !outstanding(inner) {
         return;
     }

@@ -161,7 +161,9 @@ impl Cq {
                 port_num: 1,
                 network_hdr_type: c.network_hdr_type,
             };
-            inner.queue.push_with(|mem, off| mem.write_kernel_wc(off, &wc))?;
+            inner
+                .queue
+                .push_with(|mem, off| mem.write_kernel_wc(off, &wc))?;
         } else {
             let wc = b::ib_uverbs_wc {
                 wr_id: c.wr_id,
@@ -192,6 +194,9 @@ impl Cq {
     pub(crate) fn poll(&self, wcs: &mut WcArray<'_>) -> Result<usize> {
         if !self.kernel {
             return Err(EINVAL);
+        }
+        if wcs.is_empty() {
+            return Ok(0);
         }
         let inner = self.inner.lock();
         let mut n = 0;

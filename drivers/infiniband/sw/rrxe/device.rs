@@ -9,7 +9,6 @@ use crate::{
     cq::Cq,
     ext::{
         net::device::NetDevice,
-        workqueue::OwnedQueue,
         rdma::{
             ah::AhAttrs,
             device::{
@@ -21,8 +20,9 @@ use crate::{
             udata::Udata,
             wr::{RecvWrs, SendWrs, WcArray},
         },
+        workqueue::OwnedQueue,
     },
-    mcast::{self, Groups},
+    mcast::{self, Groups, RxMembers},
     mr::{KeyGen, Mr, MrTable},
     mw::{Mw, MwTable},
     net::NetAttachment,
@@ -64,6 +64,8 @@ pub(crate) struct RrxeDev {
     keys: KeyGen,
     /// Multicast groups.
     mcast: Pin<KBox<Mutex<Groups>>>,
+    /// Their members, as the receive path finds them.
+    mcast_rx: Pin<KBox<RxMembers>>,
     /// Keeps the namespace's RoCEv2 sockets open.
     _net: NetAttachment,
     /// Runs the QPs' work.
@@ -84,6 +86,10 @@ impl RrxeDev {
             mws: MwTable::new()?,
             keys: KeyGen::new(),
             mcast: KBox::pin_init(new_mutex!(Groups::new(), "rrxe:mcast"), GFP_KERNEL)?,
+            mcast_rx: KBox::pin_init(
+                crate::new_spinlock_bh!(KVec::new(), "rrxe:mcast_rx"),
+                GFP_KERNEL,
+            )?,
             _net: net,
             wq,
         })
@@ -122,6 +128,11 @@ impl RrxeDev {
     /// The multicast groups.
     pub(crate) fn mcast(&self) -> &Mutex<Groups> {
         &self.mcast
+    }
+
+    /// The multicast members the receive path looks up.
+    pub(crate) fn mcast_rx(&self) -> &RxMembers {
+        &self.mcast_rx
     }
 
     /// The MWs by index.

@@ -5,9 +5,11 @@
 //! with its last).
 
 use crate::{
+    counters::Counter,
     device::RrxeDev,
-    ext::{rdma::device::Device, vec::swap_remove},
+    ext::{net::skb::SkBuff, rdma::device::Device, sync::SpinLockBh, vec::swap_remove},
     params::{MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH},
+    proto::icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN},
 };
 use kernel::prelude::*;
 
@@ -17,13 +19,86 @@ struct Group {
     qpns: KVec<u32>,
 }
 
-/// The groups of a device.
+/// The groups of a device (the control path's view, under a mutex).
 pub(crate) struct Groups(KVec<Group>);
 
 impl Groups {
     /// No groups.
     pub(crate) fn new() -> Self {
         Self(KVec::new())
+    }
+
+    /// Every (group, QP) pair, for the receive path's copy.
+    fn members(&self) -> Result<KVec<([u8; 16], u32)>> {
+        let n = self.0.iter().map(|g| g.qpns.len()).sum();
+        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+        for g in self.0.iter() {
+            for q in g.qpns.iter() {
+                v.push((g.mgid, *q), GFP_KERNEL)?;
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// The (group, QP) pairs the receive path looks up, replaced as a whole on each change
+/// (allocated outside the spinlock).
+pub(crate) type RxMembers = SpinLockBh<KVec<([u8; 16], u32)>>;
+
+/// Publishes the groups' current members to the receive path.
+fn publish(dev: &Device<RrxeDev>, groups: &Groups) -> Result {
+    let members = groups.members()?;
+    let old = core::mem::replace(&mut *dev.data().mcast_rx().lock(), members);
+    // Freed outside the spinlock.
+    drop(old);
+    Ok(())
+}
+
+/// The multicast group GID a datagram is addressed to: its destination IP as a GID.
+fn dest_gid(ip: &[u8]) -> Option<[u8; 16]> {
+    let mut gid = [0u8; 16];
+    match ip.len() {
+        IPV4_HDR_LEN => {
+            gid[10] = 0xff;
+            gid[11] = 0xff;
+            gid.get_mut(12..)?.copy_from_slice(ip.get(16..20)?);
+        }
+        IPV6_HDR_LEN => gid.copy_from_slice(ip.get(24..40)?),
+        _ => return None,
+    }
+    Some(gid)
+}
+
+/// Delivers a datagram sent to the multicast QPN to every QP attached to its group.
+pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
+    let Some(gid) = skb.rx_view().and_then(|v| dest_gid(v.ip)) else {
+        return;
+    };
+    let mut qpns = [0u32; MAX_MCAST_QP_ATTACH as usize];
+    let mut n = 0;
+    {
+        let members = dev.mcast_rx().lock();
+        for (_, q) in members.iter().filter(|(g, _)| *g == gid) {
+            if let Some(slot) = qpns.get_mut(n) {
+                *slot = *q;
+                n += 1;
+            }
+        }
+    }
+    let mut skb = Some(skb);
+    for (i, qpn) in qpns.iter().take(n).enumerate() {
+        let Some(qp) = dev.qps().get(*qpn) else {
+            continue;
+        };
+        let copy = if i + 1 == n {
+            skb.take()
+        } else {
+            skb.as_ref().and_then(SkBuff::try_clone)
+        };
+        if let Some(copy) = copy {
+            dev.count(Counter::RcvdPkts);
+            qp.enqueue(copy, true);
+        }
     }
 }
 
@@ -44,7 +119,7 @@ pub(crate) fn attach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
             return Err(ENOMEM);
         }
         g.qpns.push(qpn, GFP_KERNEL)?;
-        return Ok(());
+        return publish(dev, &groups);
     }
     if groups.0.len() >= MAX_MCAST_GRP as usize {
         return Err(ENOMEM);
@@ -53,9 +128,13 @@ pub(crate) fn attach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
     let mut qpns = KVec::new();
     qpns.push(qpn, GFP_KERNEL)?;
     groups.0.push(Group { mgid: *mgid, qpns }, GFP_KERNEL)?;
-    if let Err(e) = ndev.mc_add(&mac_of(mgid)) {
+    if let Err(e) = ndev
+        .mc_add(&mac_of(mgid))
+        .and_then(|()| publish(dev, &groups))
+    {
         let last = groups.0.len() - 1;
         swap_remove(&mut groups.0, last);
+        let _ = ndev.mc_del(&mac_of(mgid));
         return Err(e);
     }
     Ok(())
@@ -79,5 +158,5 @@ pub(crate) fn detach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
             let _ = ndev.mc_del(&mac_of(mgid));
         }
     }
-    Ok(())
+    publish(dev, &groups)
 }

@@ -252,7 +252,11 @@ impl Mr {
     }
 
     /// The DMA MR.
-    pub(crate) fn new_dma(dev: &Device<RrxeDev>, pd: usize, access: u32) -> Result<(Self, u32, u32)> {
+    pub(crate) fn new_dma(
+        dev: &Device<RrxeDev>,
+        pd: usize,
+        access: u32,
+    ) -> Result<(Self, u32, u32)> {
         Self::add(
             dev,
             MrShared {

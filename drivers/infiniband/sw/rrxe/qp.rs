@@ -11,8 +11,12 @@ use crate::{
     device::RrxeDev,
     eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
+        delay::msleep,
         error::eopnotsupp,
-        net::skb::{SkBuff, SkbQueue},
+        net::{
+            skb::{SkBuff, SkbQueue},
+            xmit::{TxDone, TxOwner},
+        },
         rdma::{
             ah::AhAttrs,
             device::{Device, DeviceRef},
@@ -37,11 +41,14 @@ use crate::{
     tx::{self, Path},
     wqe,
 };
-use core::mem::{offset_of, size_of};
+use core::{
+    mem::{offset_of, size_of},
+    sync::atomic::{AtomicBool, Ordering},
+};
 use kernel::{
     prelude::*,
     sync::Arc,
-    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+    workqueue::{impl_has_work, new_work, Work, WorkItem},
 };
 
 /// QP numbers of regular QPs: after the special ones.
@@ -79,6 +86,8 @@ pub(crate) const GSI_QKEY: u32 = 0x8001_0000;
 pub(crate) struct Qp {
     shared: Arc<QpShared>,
     table: Arc<QpTable>,
+    /// Lets the transmit path wake the QP (holds a reference to it until destroyed).
+    wake: Arc<WakeSlot>,
     /// The user context's mappings of the queues.
     _mmaps: [Option<MmapEntry>; 2],
 }
@@ -88,11 +97,87 @@ impl Drop for Qp {
         self.table.remove(self.shared.qpn);
         // No more work: packets still queued are dropped, a running work item finds the
         // QP dead, and the timers can no longer fire.
-        self.shared.inner.lock().dead = true;
+        let tx = {
+            let mut inner = self.shared.inner.lock();
+            inner.dead = true;
+            let cons = inner.sq.consumer();
+            // Drops the references to memory the engine held (their release may sleep).
+            inner.eng.clear(cons);
+            inner.tx.take()
+        };
+        *self.wake.qp.lock() = None;
         self.shared.shutdown_timer_sync::<0>();
         self.shared.shutdown_timer_sync::<1>();
         self.shared.req_q.purge();
         self.shared.resp_q.purge();
+        if let Some(tx) = tx {
+            // The skbs' destructor is this module's code: wait for the stack to free them
+            // (a sender stuck behind a dead link gives up after two seconds).
+            let mut waited = 0;
+            while tx.in_flight() > 0 && waited < TX_DRAIN_MS {
+                msleep(1);
+                waited += 1;
+            }
+            if tx.in_flight() > 0 {
+                pr_warn!(
+                    "QP {}: {} packets still queued for transmission\n",
+                    self.shared.qpn,
+                    tx.in_flight()
+                );
+            }
+        }
+    }
+}
+
+/// How long a destroyed QP waits for its packets to leave (milliseconds).
+const TX_DRAIN_MS: u32 = 2000;
+/// A QP stops sending with this many skbs in flight...
+const TX_HIGH: usize = 64;
+/// ... and resumes when they fall to this many (as rxe).
+const TX_LOW: usize = 16;
+
+/// The receive path of another QP (loopback) or the stack frees this QP's skbs: wakes the
+/// sender if it stopped at the high mark.
+pub(crate) struct TxWake {
+    throttled: AtomicBool,
+    slot: Arc<WakeSlot>,
+}
+
+/// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.
+#[pin_data]
+pub(crate) struct WakeSlot {
+    #[pin]
+    qp: SpinLockBh<Option<Arc<QpShared>>>,
+}
+
+impl TxDone for TxWake {
+    fn tx_done(&self, in_flight: usize) {
+        if in_flight <= TX_LOW && self.throttled.swap(false, Ordering::SeqCst) {
+            let qp = self.slot.qp.lock().clone();
+            if let Some(qp) = qp {
+                qp.schedule();
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Whether the sender must stop: too many of its packets are in flight (it is woken
+    /// when they drain), or the QP is being destroyed.
+    pub(crate) fn tx_throttled(&self) -> bool {
+        let Some(tx) = self.tx.as_ref() else {
+            return true;
+        };
+        if tx.in_flight() < TX_HIGH {
+            return false;
+        }
+        tx.data().throttled.store(true, Ordering::SeqCst);
+        // Freed meanwhile: the wake-up may have been missed.
+        if tx.in_flight() < TX_HIGH {
+            tx.data().throttled.store(false, Ordering::SeqCst);
+            return false;
+        }
+        true
     }
 }
 
@@ -164,6 +249,8 @@ pub(crate) struct Inner {
     /// Absent with an SRQ.
     pub(crate) rq: Option<FromClient>,
     pub(crate) eng: Engine,
+    /// Owns the QP's skbs in flight; taken when the QP is destroyed.
+    pub(crate) tx: Option<TxOwner<TxWake>>,
     /// The attributes the engine uses, decoded.
     pub(crate) params: Params,
     /// The QP was destroyed.
@@ -261,7 +348,7 @@ impl Inner {
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
                     opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
+                    ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 if qp.recv_cq.push(&wc, false).unwrap_or(false) {
@@ -350,7 +437,7 @@ impl WorkItem for QpShared {
             out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
             out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);
             crate::comp::complete_sent(&this, &mut inner, &mut out);
-            out.again |= this.resp_q.len() > 0;
+            out.again |= !this.resp_q.is_empty();
         }
         this.finish(out);
     }
@@ -418,7 +505,7 @@ impl Inner {
                 status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
                 opcode: send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
                 qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
+                ib_qp: qp.ib_qp,
                 ..Default::default()
             };
             // A full CQ loses flush completions; the consumer sees the overflow.
@@ -434,7 +521,7 @@ impl Inner {
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
                     opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
+                    ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 if qp.recv_cq.push(&wc, false).unwrap_or(false) {
@@ -524,6 +611,16 @@ impl Qp {
         };
         let cap = copy_cap(cap);
         let eng = Engine::new((sq.capacity() + 1).min(MAX_TRACKED))?;
+        let wake = Arc::pin_init(
+            pin_init!(WakeSlot {
+                qp <- new_spinlock_bh!(None, "rrxe:qp_wake"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let tx = TxOwner::new(TxWake {
+            throttled: AtomicBool::new(false),
+            slot: wake.clone(),
+        })?;
         let posting = Posting {
             sq: sq.producer_side(),
             rq: rq.as_ref().map(FromClient::producer_side),
@@ -549,8 +646,10 @@ impl Qp {
         let qpn = table
             .reserve(min, max)
             .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
-        let mut path = Path::default();
-        path.src_port = tx::src_port(qpn);
+        let path = Path {
+            src_port: tx::src_port(qpn),
+            ..Default::default()
+        };
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn,
@@ -578,6 +677,7 @@ impl Qp {
                         sq,
                         rq,
                         eng,
+                        tx: Some(tx),
                         params: Params::initial(),
                         dead: false,
                     },
@@ -589,10 +689,12 @@ impl Qp {
         )
         .inspect_err(|_| table.unreserve(qpn))?;
         table.fill(qpn, shared.clone());
+        *wake.qp.lock() = Some(shared.clone());
         Ok((
             Qp {
                 shared,
                 table,
+                wake,
                 _mmaps: [sq_mmap, rq_mmap],
             },
             qpn,

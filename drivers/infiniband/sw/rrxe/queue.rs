@@ -281,11 +281,6 @@ impl FromClient {
         self.ring.mem.read_obj(self.ring.offset(index, off))
     }
 
-    /// Whether the queue is full.
-    pub(crate) fn is_full(&self) -> bool {
-        self.count() == self.ring.mask
-    }
-
     /// The producer side, for a kernel consumer posting work requests (under its own lock,
     /// apart from the side that consumes).
     pub(crate) fn producer_side(&self) -> Producer {

@@ -46,6 +46,7 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff) {
     };
     let data = dev.data();
     if qpn == MULTICAST_QPN {
+        crate::mcast::deliver(data, skb);
         return;
     }
     let Some(qp) = data.qps().get(qpn) else {

@@ -20,7 +20,9 @@ use crate::{
         mtu::Mtu,
         opcode::HeaderSet,
         packet::Headers,
-        requester::{gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter},
+        requester::{
+            gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter,
+        },
         reth::Reth,
         verbs::{QpType, WcStatus, WrOpcode},
     },
@@ -63,6 +65,9 @@ pub(crate) fn run(
                     return false;
                 }
             }
+        }
+        if inner.tx_throttled() {
+            return false;
         }
         let Some(cur) = inner.eng.cur.as_mut() else {
             continue;
@@ -123,7 +128,14 @@ fn restarted(inner: &Inner, index: u32) -> bool {
 }
 
 /// Records a WQE that completes without being sent.
-fn record_done(inner: &mut Inner, index: u32, wqe_id: u64, op: WrOpcode, flags: u32, status: WcStatus) {
+fn record_done(
+    inner: &mut Inner,
+    index: u32,
+    wqe_id: u64,
+    op: WrOpcode,
+    flags: u32,
+    status: WcStatus,
+) {
     let t = Track {
         wr_id: wqe_id,
         op,
@@ -189,7 +201,14 @@ fn start_next(
     let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
         Ok(w) => w,
         Err(_) => {
-            record_done(inner, index, 0, WrOpcode::Send, SEND_SIGNALED, WcStatus::LocQpOpErr);
+            record_done(
+                inner,
+                index,
+                0,
+                WrOpcode::Send,
+                SEND_SIGNALED,
+                WcStatus::LocQpOpErr,
+            );
             crate::comp::complete_sent(qp, inner, out);
             return false;
         }
@@ -224,7 +243,14 @@ fn start_next(
             None => dev.data().ahs().get(wqe.ud.ah_num).and_then(|ah| ah.roce()),
         };
         let Some(av) = av else {
-            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::LocQpOpErr);
+            record_done(
+                inner,
+                index,
+                wqe.wr_id,
+                wqe.op,
+                wqe.flags,
+                WcStatus::LocQpOpErr,
+            );
             return true;
         };
         // IBA 10.2.5: a Q_Key with the high bit set means "use the QP's".
@@ -254,7 +280,14 @@ fn start_next(
         Ok(s) => s,
         Err(ReqError::UdTooLong) => {
             // IBA C10-93.1.1: not sent, completed successfully; it still takes a PSN.
-            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, WcStatus::Success);
+            record_done(
+                inner,
+                index,
+                wqe.wr_id,
+                wqe.op,
+                wqe.flags,
+                WcStatus::Success,
+            );
             if !again {
                 inner.eng.psn = inner.eng.psn.next();
             }
@@ -322,6 +355,9 @@ fn send_segment(
     let Some(cur) = inner.eng.cur.as_ref() else {
         return Err(WcStatus::LocQpOpErr);
     };
+    let Some(tx) = inner.tx.as_ref() else {
+        return Ok(());
+    };
     let wqe = &cur.wqe;
     let set = seg.opcode.headers();
     let mut hdr = Headers::new(Bth {
@@ -385,15 +421,14 @@ fn send_segment(
     let res = tx::send(
         dev,
         ndev,
+        tx,
         &cur.path,
         &hdr,
         seg.payload_len as usize,
         |buf: &mut [u8]| match &wqe.data {
             Data::Inline { bytes, len } => {
                 let start = (seg.offset as usize).min(*len);
-                let src = bytes
-                    .get(start..start + buf.len())
-                    .ok_or(MemError::Range)?;
+                let src = bytes.get(start..start + buf.len()).ok_or(MemError::Range)?;
                 buf.copy_from_slice(src);
                 Ok(())
             }
@@ -404,7 +439,8 @@ fn send_segment(
         Ok(()) => {
             if matches!(
                 seg.opcode.operation(),
-                crate::proto::opcode::Operation::Write | crate::proto::opcode::Operation::ReadRequest
+                crate::proto::opcode::Operation::Write
+                    | crate::proto::opcode::Operation::ReadRequest
             ) {
                 dev.data().count(Counter::RdmaSends);
             }

@@ -54,6 +54,9 @@ pub(crate) fn run(
         }
         n += 1;
         if inner.eng.resp.reading.is_some() {
+            if inner.tx_throttled() {
+                return false;
+            }
             send_read_response(qp, dev, ndev, inner);
             continue;
         }
@@ -68,12 +71,15 @@ pub(crate) fn run(
 
 /// Sends an acknowledge (or NAK) with `syndrome` for `psn`.
 fn send_ack(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &Inner, syndrome: Syndrome, psn: Psn) {
+    let Some(tx) = inner.tx.as_ref() else {
+        return;
+    };
     let mut hdr = Headers::new(bth(Opcode::RcAck, inner, psn));
     hdr.aeth = Some(Aeth {
         syndrome,
         msn: inner.eng.resp.msn,
     });
-    let _ = tx::send(dev, ndev, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
+    let _ = tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
 }
 
 /// A response BTH.
@@ -95,23 +101,29 @@ fn bth(opcode: Opcode, inner: &Inner, psn: Psn) -> Bth {
 
 /// Sends an atomic acknowledge with the original value.
 fn send_atomic_ack(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &Inner, psn: Psn, orig: u64) {
+    let Some(tx) = inner.tx.as_ref() else {
+        return;
+    };
     let mut hdr = Headers::new(bth(Opcode::RcAtomicAck, inner, psn));
     hdr.aeth = Some(Aeth {
         syndrome: Syndrome::ACK,
         msn: inner.eng.resp.msn,
     });
     hdr.atomic_ack = Some(AtomicAckEth { orig });
-    let _ = tx::send(dev, ndev, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
+    let _ = tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
 }
 
 /// Sends an empty read response (the answer to FLUSH and ATOMIC WRITE).
 fn send_read_ack(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &Inner, psn: Psn) {
+    let Some(tx) = inner.tx.as_ref() else {
+        return;
+    };
     let mut hdr = Headers::new(bth(Opcode::RcReadResponseOnly, inner, psn));
     hdr.aeth = Some(Aeth {
         syndrome: Syndrome::ACK,
         msn: inner.eng.resp.msn,
     });
-    let _ = tx::send(dev, ndev, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
+    let _ = tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
 }
 
 /// Sends the next packet of the RDMA READ reply in progress.
@@ -125,7 +137,11 @@ fn send_read_response(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, in
     };
     let va = reading.va.wrapping_add(u64::from(seg.offset));
     let mut hdr = Headers::new(bth(seg.opcode, inner, seg.psn));
-    if seg.opcode.headers().contains(crate::proto::opcode::HeaderSet::AETH) {
+    if seg
+        .opcode
+        .headers()
+        .contains(crate::proto::opcode::HeaderSet::AETH)
+    {
         hdr.aeth = Some(Aeth {
             syndrome: Syndrome::ACK,
             msn: inner.eng.resp.msn,
@@ -134,13 +150,22 @@ fn send_read_response(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, in
     let Some(reading) = inner.eng.resp.reading.as_ref() else {
         return;
     };
-    let res = tx::send(dev, ndev, &inner.path, &hdr, seg.payload_len as usize, |buf| {
-        match reading.mem.as_ref() {
+    let Some(tx) = inner.tx.as_ref() else {
+        return;
+    };
+    let res = tx::send(
+        dev,
+        ndev,
+        tx,
+        &inner.path,
+        &hdr,
+        seg.payload_len as usize,
+        |buf| match reading.mem.as_ref() {
             Some(mem) => mem.read(va, buf),
             None if buf.is_empty() => Ok(()),
             None => Err(MemError::Range),
-        }
-    });
+        },
+    );
     if res.is_ok() {
         dev.data().count(Counter::RdmaSends);
     }
@@ -213,7 +238,12 @@ fn reject(
     err: RespError,
     psn: Psn,
 ) {
-    let a = error_action(qp.qp_type, qp.srq.is_some(), err, inner.params.min_rnr_timer);
+    let a = error_action(
+        qp.qp_type,
+        qp.srq.is_some(),
+        err,
+        inner.params.min_rnr_timer,
+    );
     if let Some(syn) = a.nak {
         if matches!(syn, Syndrome::RnrNak { .. }) {
             dev.data().count(Counter::SendRnrErr);
@@ -329,12 +359,7 @@ fn duplicate(
 
 /// The UD receive buffer length (for the length check).
 fn recv_len(inner: &Inner) -> u64 {
-    inner
-        .eng
-        .resp
-        .recv
-        .as_ref()
-        .map_or(0, |r| r.wqe.data.len())
+    inner.eng.resp.recv.as_ref().map_or(0, |r| r.wqe.data.len())
 }
 
 /// Processes one request packet.
@@ -363,7 +388,13 @@ fn request(
             _ => return,
         }
     }
-    match check_psn(qp.qp_type, op, psn, inner.eng.resp.psn, &mut inner.eng.resp.seq) {
+    match check_psn(
+        qp.qp_type,
+        op,
+        psn,
+        inner.eng.resp.psn,
+        &mut inner.eng.resp.seq,
+    ) {
         PsnVerdict::Process => {}
         PsnVerdict::Duplicate => {
             duplicate(dev, ndev, inner, qp, &pkt);
@@ -392,7 +423,7 @@ fn request(
                     status: status as u32,
                     opcode: crate::proto::verbs::WcOpcode::Recv as u32,
                     qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
+                    ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
                 complete_recv(qp, inner, out, &wc, false);
@@ -425,7 +456,14 @@ fn request(
         return;
     }
     let payload_len = pkt.payload.len() as u32;
-    if let Err(e) = check_length(qp.qp_type, op, payload_len, p.mtu, pkt.hdr.reth, recv_len(inner)) {
+    if let Err(e) = check_length(
+        qp.qp_type,
+        op,
+        payload_len,
+        p.mtu,
+        pkt.hdr.reth,
+        recv_len(inner),
+    ) {
         reject(qp, dev, ndev, inner, out, e, psn);
         return;
     }
@@ -467,7 +505,7 @@ fn execute(
         status: WcStatus::Success as u32,
         opcode: recv_wc_opcode(op) as u32,
         qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
+        ib_qp: qp.ib_qp,
         ..Default::default()
     };
     match op.operation() {
@@ -489,7 +527,8 @@ fn execute(
                 };
                 wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
             }
-            sgl::write(d, owner, r.wqe.data.sges(), r.offset, pkt.payload).map_err(mem_err_local)?;
+            sgl::write(d, owner, r.wqe.data.sges(), r.offset, pkt.payload)
+                .map_err(mem_err_local)?;
             r.offset += pkt.payload.len() as u64;
             wc.byte_len = r.offset as u32;
         }
@@ -653,8 +692,17 @@ fn execute(
         Operation::Flush => {
             let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
             if reth.dma_len != 0 {
-                mr::resolve(d, reth.rkey, qp.pd, qp.qpn, true, reth.va, u64::from(reth.dma_len), 0)
-                    .map_err(|_| RespError::RkeyViolation)?;
+                mr::resolve(
+                    d,
+                    reth.rkey,
+                    qp.pd,
+                    qp.qpn,
+                    true,
+                    reth.va,
+                    u64::from(reth.dma_len),
+                    0,
+                )
+                .map_err(|_| RespError::RkeyViolation)?;
             }
             save_resource(
                 inner,

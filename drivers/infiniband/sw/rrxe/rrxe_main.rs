@@ -52,7 +52,7 @@ mod wqe;
 use ext::{
     net::notifier,
     rdma::{device::Registry, link as rdma_link},
-    workqueue::{OwnedQueue, WQ_UNBOUND},
+    workqueue::{OwnedQueue, WQ_MEM_RECLAIM, WQ_UNBOUND},
 };
 
 module! {
@@ -78,7 +78,8 @@ impl kernel::Module for Rrxe {
         let nets = Arc::new(net::Nets::register()?, GFP_KERNEL)?;
         let registry = Registry::new()?;
         let wq = Arc::new(
-            OwnedQueue::new(kernel::c_str!("rrxe"), WQ_UNBOUND, 0)?,
+            // Storage (NVMe over RDMA) runs on it: it must progress under memory pressure.
+            OwnedQueue::new(kernel::c_str!("rrxe"), WQ_UNBOUND | WQ_MEM_RECLAIM, 0)?,
             GFP_KERNEL,
         )?;
         let rx = Arc::new(

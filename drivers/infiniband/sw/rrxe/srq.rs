@@ -136,10 +136,7 @@ impl Srq {
         let table = dev.data().srqs().clone();
         let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
         let shared = KBox::pin_init(
-            new_spinlock_irq!(
-                Inner { rq, max_sge, limit },
-                "rrxe:srq"
-            ),
+            new_spinlock_irq!(Inner { rq, max_sge, limit }, "rrxe:srq"),
             GFP_KERNEL,
         )
         .and_then(|inner| Ok(Arc::new(SrqShared { inner }, GFP_KERNEL)?))

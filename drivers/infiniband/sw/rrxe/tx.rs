@@ -11,7 +11,7 @@ use crate::{
         net::{
             device::NetDevice,
             udp_tunnel::Family,
-            xmit::{Flow, IpAddrs, TxSkb},
+            xmit::{Flow, IpAddrs, TxOwner, TxSkb},
         },
         rdma::{ah::RoceAv, device::Device},
     },
@@ -20,6 +20,7 @@ use crate::{
         icrc::{self, NetHeaders},
         packet::{Headers, Layout},
     },
+    qp::TxWake,
     recv,
 };
 use kernel::prelude::*;
@@ -89,10 +90,12 @@ pub(crate) enum TxError<E> {
     Net,
 }
 
-/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes.
+/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes;
+/// it counts in `owner`'s skbs in flight.
 pub(crate) fn send<E>(
     dev: &Device<RrxeDev>,
     ndev: &NetDevice,
+    owner: &TxOwner<TxWake>,
     path: &Path,
     hdr: &Headers,
     payload_len: usize,
@@ -103,6 +106,7 @@ pub(crate) fn send<E>(
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
     let family = if v6 { Family::V6 } else { Family::V4 };
     let mut skb = TxSkb::alloc(ndev, family, layout.total_len).map_err(|_| TxError::Net)?;
+    skb.set_owner(owner).map_err(|_| TxError::Net)?;
     {
         let buf = skb.payload_mut();
         hdr.write(payload_len, buf).map_err(|_| TxError::Net)?;
@@ -120,7 +124,9 @@ pub(crate) fn send<E>(
     };
     dev.data().count(Counter::SentPkts);
     if path.av.dmac == ndev.mac() {
-        let skb = skb.loopback(ndev, &flow, finish).map_err(|_| TxError::Net)?;
+        let skb = skb
+            .loopback(ndev, &flow, finish)
+            .map_err(|_| TxError::Net)?;
         recv::process(dev, skb);
         Ok(())
     } else {

@@ -28,9 +28,11 @@ pub(crate) const MAX_SGE: usize = 32;
 pub(crate) const MAX_INLINE: usize = MAX_SGE * SGE_SIZE;
 const SGE_SIZE: usize = size_of::<b::rxe_sge>();
 /// Where the SGEs (or inline data) of a send WQE start.
-const SEND_SGE_OFF: usize = offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+const SEND_SGE_OFF: usize =
+    offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
 /// Where the SGEs of a receive WQE start.
-const RECV_SGE_OFF: usize = offset_of!(b::rxe_recv_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+const RECV_SGE_OFF: usize =
+    offset_of!(b::rxe_recv_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
 
 /// `IB_SEND_*` flags.
 pub(crate) const SEND_FENCE: u32 = b::ib_send_flags_IB_SEND_FENCE as u32;
@@ -196,7 +198,10 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
     let dma_len = raw.dma_length();
     let mut len = dma_len;
     match op {
-        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteImm | WrOpcode::RdmaRead | WrOpcode::AtomicWrite => {
+        WrOpcode::RdmaWrite
+        | WrOpcode::RdmaWriteImm
+        | WrOpcode::RdmaRead
+        | WrOpcode::AtomicWrite => {
             let r = raw.rdma();
             remote.addr = r.remote_addr;
             remote.rkey = r.rkey;
@@ -244,7 +249,8 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
         // The 8 bytes to write travel in the WQE.
         let mut bytes = [0u8; MAX_INLINE];
         let v = bytes.get_mut(..8).ok_or(WqeError::Length)?;
-        q.read_at(index, SEND_SGE_OFF, v).map_err(|_| WqeError::Length)?;
+        q.read_at(index, SEND_SGE_OFF, v)
+            .map_err(|_| WqeError::Length)?;
         data = Data::Inline { bytes, len: 8 };
         len = 8;
     } else if matches!(op, WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd) {
@@ -258,7 +264,8 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
         }
         let mut bytes = [0u8; MAX_INLINE];
         let v = bytes.get_mut(..n).ok_or(WqeError::Length)?;
-        q.read_at(index, SEND_SGE_OFF, v).map_err(|_| WqeError::Length)?;
+        q.read_at(index, SEND_SGE_OFF, v)
+            .map_err(|_| WqeError::Length)?;
         data = Data::Inline { bytes, len: n };
     } else if !op.is_local() && op != WrOpcode::Flush {
         data = read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize)?;
@@ -367,9 +374,12 @@ fn get_av(q: &FromClient, index: u32) -> Result<RoceAv, WqeError> {
     q.read_at(index, off::UD_AV, &mut b)
         .map_err(|_| WqeError::Length)?;
     let mut av = RoceAv::default();
-    av.sgid.copy_from_slice(b.get(..16).ok_or(WqeError::Length)?);
-    av.dgid.copy_from_slice(b.get(16..32).ok_or(WqeError::Length)?);
-    av.dmac.copy_from_slice(b.get(32..38).ok_or(WqeError::Length)?);
+    av.sgid
+        .copy_from_slice(b.get(..16).ok_or(WqeError::Length)?);
+    av.dgid
+        .copy_from_slice(b.get(16..32).ok_or(WqeError::Length)?);
+    av.dmac
+        .copy_from_slice(b.get(32..38).ok_or(WqeError::Length)?);
     av.traffic_class = b[38];
     av.hop_limit = b[39];
     let mut fl = [0u8; 4];
@@ -407,7 +417,8 @@ pub(crate) fn write_send(
         w32(off::FLAGS, wr.send_flags)?;
         w32(off::EX, wr.ex)?;
         match wr.opcode {
-            b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP | b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+            b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
+            | b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
                 w64(off::REMOTE_ADDR, wr.remote_addr)?;
                 w64(off::ATOMIC_COMPARE, wr.compare_add)?;
                 w64(off::ATOMIC_SWAP, wr.swap)?;
