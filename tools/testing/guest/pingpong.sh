@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ibv_*_pingpong examples of libibverbs, server and client in one VM on the device's
+# own IPv4-mapped RoCE v2 GID ($RRXE_GID_INDEX), every one with -c (the receiver checks
+# the buffer contents): RC, UC and SRQ at 1 B, 4 KiB and 64 KiB (RC also with -e, CQ
+# events, and with a 256-byte path MTU); UD at 1 B, half the MTU and the full active MTU
+# (also with -e). One TAP line per run, with its time; each side has a time limit, and
+# after two runs in a row that hit it the rest are reported as failed without running.
+#   vm-run [--provider rxe|rrxe] tools/testing/guest/pingpong.sh
+set -uo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+# shellcheck source=tools/testing/guest/traffic-lib.sh
+. "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
+
+[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+dev=$RRXE_DEV
+gid=$RRXE_GID_INDEX
+server=$RRXE_PEER_IP
+mtu=$(tr_active_mtu "$dev")
+[ -n "$mtu" ] || die "ibv_devinfo -d $dev shows no active_mtu"
+echo "# $dev, GID index $gid (${RRXE_GID:-?}), server address $server, active MTU $mtu"
+TR_SUMMARY=sum_iters
+
+# pp PROGRAM SECS ARGS...: PROGRAM ARGS as the server, PROGRAM ARGS SERVER as the client.
+pp() {
+	local prog=$1 secs=$2
+	shift 2
+	tr_run "$prog $*" chk_iters "$prog$(echo "$*" | tr -c 'a-z0-9' _)" "$secs" \
+		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" -- \
+		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" "$server"
+}
+
+for s in 1 4096 65536; do
+	if [ $s = 65536 ]; then n=50; else n=200; fi
+	pp ibv_rc_pingpong 90 -s $s -n $n
+	pp ibv_rc_pingpong 90 -s $s -n $n -e
+	pp ibv_uc_pingpong 90 -s $s -n $n
+	pp ibv_srq_pingpong 90 -s $s -n $((n / 4))
+done
+pp ibv_rc_pingpong 90 -s 4096 -n 100 -m 256
+for s in 1 $((mtu / 2)) "$mtu"; do
+	pp ibv_ud_pingpong 90 -s "$s" -n 200
+done
+pp ibv_ud_pingpong 90 -s "$mtu" -n 200 -e
+tap_done

@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the traffic tests (pingpong.sh, rping.sh, perftest.sh, two-vm-traffic.sh):
+# sourced after lib.sh, not a test itself. A test is a server command and a client command
+# (ibv_*_pingpong, perftest, rping, ...):
+#   one VM (role single): the server runs in the background, the client next to it;
+#   two VMs: the VM with role "server" runs the server command, "client" the client one.
+# A client that cannot reach its server yet (still starting, or on the other VM still busy
+# with the previous test) is started again, 1 s apart, up to TR_CLIENT_TRIES times; any
+# other failure is final. Every test gets its own TCP / RDMA CM port (@PORT@ in the
+# commands), the same sequence on both VMs, so a client never talks to a stale server.
+#
+#   tr_run DESC CHECK NAME SECS SERVER_CMD... -- CLIENT_CMD...
+#        one TAP line: ok if the side(s) run here exit 0 within SECS and `CHECK SIDE LOG`
+#        accepts each side's output (SIDE server|client; CHECK prints why not). After
+#        TR_MAX_HANGS tests in a row that hit their time limit, later tests are not run but
+#        reported as failed, so a device that moves no data fails in minutes, not hours.
+#   chk_none, chk_iters (ibv_*_pingpong), chk_perftest (TR_ROWS result rows wanted on the
+#        client, the last one for TR_LAST_SIZE if set), chk_status0 (librdmacm examples)
+#   tr_active_mtu DEV    the port's active MTU in bytes
+
+TR_DIR=/tmp/traffic
+TR_PORT=${TR_PORT:-18600}
+TR_HANGS=0
+TR_MAX_HANGS=${TR_MAX_HANGS:-2}
+TR_CLIENT_TRIES=${TR_CLIENT_TRIES:-60}
+# What a client prints when its server is not listening (yet): pingpong and perftest's TCP
+# exchange, the RDMA CM's REJECT (the peer's CM answered: no listener on that port).
+TR_CONNECT_RE="Couldn't connect to|Unable to init the socket connection|Connection refused|RDMA_CM_EVENT_REJECTED|REJECTED"
+mkdir -p "$TR_DIR"
+
+# tr_wait_pid PID SECS: PID's status, or 124 after killing it when SECS pass.
+tr_wait_pid() {
+	local pid=$1 end=$(($(date +%s) + $2)) st=0
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$(date +%s)" -ge $end ]; then
+			kill -TERM "$pid" 2>/dev/null
+			sleep 2
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.2
+	done
+	wait "$pid" || st=$?
+	return $st
+}
+
+# tr_client SECS LOG CMD...
+tr_client() {
+	local secs=$1 log=$2 i=1 st
+	shift 2
+	while :; do
+		st=0
+		"$@" >"$log" 2>&1 &
+		tr_wait_pid $! "$secs" || st=$?
+		[ $st != 0 ] || return 0
+		if [ $st = 124 ]; then
+			echo "TIMEOUT: still running after $secs s: $*" >>"$log"
+			return 124
+		fi
+		grep -qE "$TR_CONNECT_RE" "$log" || return $st
+		if [ "$i" -ge "$TR_CLIENT_TRIES" ]; then
+			# Counts as a hang: the server side is stuck or gone.
+			echo "tr_client: no server after $i attempts" >>"$log"
+			return 124
+		fi
+		if [ -n "${TR_WATCH:-}" ] && ! kill -0 "$TR_WATCH" 2>/dev/null; then
+			echo "tr_client: the server is gone, not retrying" >>"$log"
+			return $st
+		fi
+		i=$((i + 1))
+		sleep 1
+	done
+}
+
+# Prints the last lines of LOG as TAP comments.
+tr_show() {
+	local side=$1 log=$2 n=${3:-25}
+	[ -f "$log" ] || return 0
+	echo "#   $side: $log (last $n lines)"
+	tail -n "$n" "$log" | sed 's/^/#   | /'
+}
+
+tr_run() {
+	local desc=$1 chk=$2 name=$3 secs=$4 start sst=0 cst=0 spid a why='' side
+	shift 4
+	local -a scmd=() ccmd=()
+	TR_PORT=$((TR_PORT + 1))
+	while [ "$1" != -- ]; do scmd+=("${1//@PORT@/$TR_PORT}"); shift; done
+	shift
+	for a in "$@"; do ccmd+=("${a//@PORT@/$TR_PORT}"); done
+	if [ "$TR_HANGS" -ge "$TR_MAX_HANGS" ]; then
+		tap_fail "$desc: not run, the last $TR_HANGS tests hit their time limit"
+		return 0
+	fi
+	rm -f "$TR_DIR/$name.server" "$TR_DIR/$name.client"
+	start=$(date +%s)
+	case ${RRXE_ROLE:-single} in
+	single)
+		"${scmd[@]}" >"$TR_DIR/$name.server" 2>&1 &
+		spid=$!
+		sleep 0.5
+		TR_WATCH=$spid tr_client "$secs" "$TR_DIR/$name.client" "${ccmd[@]}" || cst=$?
+		# Without its client the server cannot finish: a short grace, then it goes.
+		if [ $cst = 0 ]; then
+			tr_wait_pid "$spid" "$secs" || sst=$?
+		else
+			tr_wait_pid "$spid" 5 || sst=$?
+		fi
+		;;
+	server)
+		"${scmd[@]}" >"$TR_DIR/$name.server" 2>&1 &
+		tr_wait_pid $! "$secs" || sst=$?
+		;;
+	client)
+		tr_client "$secs" "$TR_DIR/$name.client" "${ccmd[@]}" || cst=$?
+		;;
+	*) die "unknown role $RRXE_ROLE" ;;
+	esac
+	[ $sst != 124 ] || echo "TIMEOUT: still running after $secs s: ${scmd[*]}" >>"$TR_DIR/$name.server"
+	if [ $sst = 124 ] || [ $cst = 124 ]; then
+		TR_HANGS=$((TR_HANGS + 1))
+	else
+		TR_HANGS=0
+	fi
+	[ $sst = 0 ] || why="$why server status $sst;"
+	[ $cst = 0 ] || why="$why client status $cst;"
+	for side in server client; do
+		[ -f "$TR_DIR/$name.$side" ] || continue
+		if [ $sst = 0 ] && [ $cst = 0 ] && ! a=$($chk $side "$TR_DIR/$name.$side"); then
+			why="$why $side: $a;"
+		fi
+	done
+	if [ -z "$why" ]; then
+		tap_ok "$desc ($(($(date +%s) - start)) s)"
+		for side in server client; do
+			[ ! -f "$TR_DIR/$name.$side" ] || [ -z "${TR_SUMMARY:-}" ] ||
+				$TR_SUMMARY $side "$TR_DIR/$name.$side"
+		done
+	else
+		tap_fail "$desc ($(($(date +%s) - start)) s):${why%;}"
+		echo "#   server: ${scmd[*]}"
+		echo "#   client: ${ccmd[*]}"
+		tr_show server "$TR_DIR/$name.server"
+		tr_show client "$TR_DIR/$name.client"
+	fi
+	return 0
+}
+
+chk_none() { :; }
+
+# ibv_*_pingpong prints "N iters in S seconds = U usec/iter" on both sides when done.
+chk_iters() {
+	grep -qE '^[0-9]+ iters in ' "$2" || { echo "no 'iters in' line"; return 1; }
+}
+
+# perftest: on the client, TR_ROWS rows of results (a message size, then the iteration
+# count); the last for TR_LAST_SIZE bytes if set. The server side prints less (bw -a: the
+# last row; *_lat: none or one), so only its exit status counts.
+chk_perftest() {
+	local rows last
+	[ "$1" = client ] || return 0
+	rows=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 4' "$2" | wc -l)
+	last=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 4 { s = $1 } END { print s }' "$2")
+	if [ "$rows" -lt "${TR_ROWS:-1}" ]; then
+		echo "$rows result rows, want ${TR_ROWS:-1}"
+		return 1
+	fi
+	if [ -n "${TR_LAST_SIZE:-}" ] && [ "$last" != "$TR_LAST_SIZE" ]; then
+		echo "last result row is for ${last:-no} bytes, want $TR_LAST_SIZE"
+		return 1
+	fi
+}
+
+# perftest summary: the client's first and last result rows.
+sum_perftest() {
+	[ "$1" = client ] || return 0
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 4 { if (!n++) f = $0; l = $0 }
+		END { if (n) { print "#   " f; if (n > 1) print "#   ... " l } }' "$2" | tr -s ' \t' ' '
+}
+
+sum_iters() {
+	grep -hE '^[0-9]+ iters in ' "$2" | sed "s/^/#   $1: /"
+}
+
+# ucmatose, udaddy: "return status 0" at the end.
+chk_status0() {
+	grep -q 'return status 0' "$2" || { echo "no 'return status 0'"; return 1; }
+}
+
+tr_active_mtu() {
+	ibv_devinfo -d "$1" 2>/dev/null | awk '/active_mtu:/ { print $2; exit }'
+}

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Traffic between two VMs (vm-run --vms 2 --timeout 900): VM1 runs the servers, VM2 the
+# clients, across the UDP-socket link between the QEMUs. Over the IPv4-mapped RoCE v2 GID:
+# ibv_rc_pingpong and ibv_ud_pingpong (-c: contents checked), rping -V, ucmatose, perftest
+# ib_write_bw / ib_read_bw / ib_send_bw at 8 B, 4 KiB, 64 KiB and 1 MiB, ib_write_bw at
+# 8 MiB, ib_atomic_bw with FETCH_AND_ADD and CMP_AND_SWAP, ib_write_lat / ib_read_lat /
+# ib_send_lat, and ib_write_bw -R. Over IPv6: with fd00::1 and fd00::2 added to eth0, their
+# RoCE v2 GIDs carry ibv_rc_pingpong, ibv_ud_pingpong, ib_write_bw, ib_read_bw and rping
+# (RDMA CM on the IPv6 address); the link-local GID carries ibv_rc_pingpong.
+# Each VM prints the TAP lines of its own side; vm-run passes only if both pass.
+set -uo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+# shellcheck source=tools/testing/guest/traffic-lib.sh
+. "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
+
+[ "${RRXE_VMS:-1}" = 2 ] || die "run with --vms 2"
+[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+dev=$RRXE_DEV
+gid=$RRXE_GID_INDEX
+case $RRXE_ROLE in
+server) server=$RRXE_MY_IP ;;
+client) server=$RRXE_PEER_IP ;;
+*) die "unknown role $RRXE_ROLE" ;;
+esac
+mtu=$(tr_active_mtu "$dev")
+echo "# $RRXE_ROLE $RRXE_MY_IP, peer $RRXE_PEER_IP, $dev GID index $gid, active MTU ${mtu:-?}"
+[ -n "$mtu" ] || die "ibv_devinfo -d $dev shows no active_mtu"
+# A server waits at most this long for its client; a client retries for longer than that,
+# in case its server is still stuck in the previous test.
+secs=90
+TR_CLIENT_TRIES=100
+
+if peer_retry -n 60 ping -c 1 -W 1 "$RRXE_PEER_IP" >/dev/null; then
+	tap_ok "ping $RRXE_PEER_IP"
+else
+	die "peer $RRXE_PEER_IP does not answer ping"
+fi
+
+# pp PROGRAM GID_INDEX ARGS...
+pp() {
+	local prog=$1 g=$2
+	shift 2
+	TR_SUMMARY=sum_iters
+	tr_run "$prog -g $g $*" chk_iters "$prog$g$(echo "$*" | tr -c 'a-z0-9' _)" $secs \
+		"$prog" -d "$dev" -g "$g" -p @PORT@ -c "$@" -- \
+		"$prog" -d "$dev" -g "$g" -p @PORT@ -c "$@" "$server"
+}
+
+# pt ROWS GID_INDEX PROGRAM ARGS...
+pt() {
+	local rows=$1 g=$2 prog=$3
+	shift 3
+	TR_ROWS=$rows TR_LAST_SIZE='' TR_SUMMARY=sum_perftest
+	tr_run "$prog -x $g $*" chk_perftest "$prog$g$(echo "$*" | tr -c 'a-zA-Z0-9' _)" $secs \
+		"$prog" -d "$dev" -x "$g" -p @PORT@ -F "$@" -- \
+		"$prog" -d "$dev" -x "$g" -p @PORT@ -F "$@" "$server"
+}
+
+chk_rping() {
+	local n
+	[ "$1" = client ] || return 0
+	n=$(grep -o 'rdma-ping-[0-9]*: ' "$2" | sort -u | wc -l)
+	[ "$n" = "$TR_COUNT" ] || { echo "$n pings printed, want $TR_COUNT"; return 1; }
+}
+
+# rp ADDRESS COUNT SIZE
+rp() {
+	TR_COUNT=$2 TR_SUMMARY=''
+	tr_run "rping -a $1 -C $2 -S $3 -v -V" chk_rping "rping$2_$3" $secs \
+		rping -s -a "$1" -p @PORT@ -C "$2" -S "$3" -V -- \
+		rping -c -a "$1" -p @PORT@ -C "$2" -S "$3" -v -V
+}
+
+echo "# IPv4 GID $gid"
+pp ibv_rc_pingpong "$gid" -s 4096 -n 100
+pp ibv_rc_pingpong "$gid" -s 65536 -n 20
+pp ibv_rc_pingpong "$gid" -s 1 -n 100 -e
+pp ibv_ud_pingpong "$gid" -s "$mtu" -n 100
+rp "$server" 200 64
+rp "$server" 20 65000
+TR_SUMMARY=''
+tr_run "ucmatose -c 2 -C 20 -S 2000" chk_status0 ucmatose $secs \
+	ucmatose -p @PORT@ -c 2 -C 20 -S 2000 -- \
+	ucmatose -s "$server" -p @PORT@ -c 2 -C 20 -S 2000
+for prog in ib_write_bw ib_read_bw ib_send_bw; do
+	for s in 8 4096 65536 1048576; do
+		pt 1 "$gid" $prog -s $s -n 20
+	done
+done
+pt 1 "$gid" ib_write_bw -s 8388608 -n 5
+pt 1 "$gid" ib_atomic_bw -A FETCH_AND_ADD -n 200
+pt 1 "$gid" ib_atomic_bw -A CMP_AND_SWAP -n 200
+pt 1 "$gid" ib_write_lat -s 4096 -n 50
+pt 1 "$gid" ib_read_lat -s 4096 -n 50
+pt 1 "$gid" ib_send_lat -s 4096 -n 50
+pt 1 "$gid" ib_write_bw -R -s 65536 -n 20
+
+echo "# IPv6"
+my6=fd00::$RRXE_VM_INDEX
+if [ "$RRXE_ROLE" = server ]; then server6=$my6; else server6=fd00::1; fi
+# gid6 PREFIX: the index of the RoCE v2 GID starting with PREFIX (sysfs spelling).
+gid6() {
+	local d=/sys/class/infiniband/$dev/ports/1 g n v t
+	for g in "$d"/gids/*; do
+		read -r v <"$g" 2>/dev/null || continue
+		case $v in "$1"*) ;; *) continue ;; esac
+		n=${g##*/}
+		read -r t <"$d/gid_attrs/types/$n" 2>/dev/null || continue
+		[ "$t" = "RoCE v2" ] || continue
+		echo "$n"
+		return 0
+	done
+	return 1
+}
+ip -6 addr add "$my6/64" dev eth0 nodad
+g6='' i=0
+while ! g6=$(gid6 "fd00:0000:0000:0000:0000:0000:0000:000$RRXE_VM_INDEX"); do
+	i=$((i + 1))
+	[ $i -lt 100 ] || break
+	sleep 0.1
+done
+ll=$(gid6 fe80:) || ll=''
+if [ -z "$g6" ]; then
+	tap_fail "no RoCE v2 GID for $my6 after 10 s"
+else
+	tap_ok "RoCE v2 GID index $g6 for $my6; link-local GID index ${ll:-none}"
+	peer_retry -n 30 ping -c 1 -W 1 "fd00::$((3 - RRXE_VM_INDEX))" >/dev/null ||
+		echo "# the peer's IPv6 address does not answer ping (yet)"
+	pp ibv_rc_pingpong "$g6" -s 4096 -n 100
+	pp ibv_ud_pingpong "$g6" -s "$mtu" -n 100
+	pt 1 "$g6" ib_write_bw -s 65536 -n 20
+	pt 1 "$g6" ib_read_bw -s 65536 -n 20
+	rp "$server6" 100 64
+fi
+if [ -n "$ll" ]; then
+	pp ibv_rc_pingpong "$ll" -s 4096 -n 100
+else
+	tap_fail "no link-local RoCE v2 GID"
+fi
+tap_done
