@@ -6,6 +6,7 @@
 use super::{
     ah::AhAttrs,
     device::{Device, Ucontext},
+    event::SrqEvents,
     mmap::MmapEntry,
     object::CoreObj,
     ops::DeviceOps,
@@ -750,7 +751,9 @@ impl<T: DeviceOps> Device<T> {
                     Udata::from_raw(udata),
                 )
             };
-            let data = T::create_srq(dev, &mut init.attr, init.srq_type, &mut udata)?;
+            // SAFETY: The SRQ being created.
+            let events = unsafe { SrqEvents::from_raw(srq) }.ok_or(EINVAL)?;
+            let data = T::create_srq(dev, events, &mut init.attr, init.srq_type, &mut udata)?;
             // SAFETY: As in `alloc_pd_cb`.
             unsafe { CoreObj::init(srq, data) };
             Ok(0)

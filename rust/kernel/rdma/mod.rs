@@ -5,6 +5,7 @@
 pub mod ah;
 mod callbacks;
 pub mod device;
+pub mod event;
 pub mod link;
 pub mod mmap;
 pub mod mr;

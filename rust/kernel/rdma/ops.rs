@@ -6,6 +6,7 @@
 use super::{
     ah::AhAttrs,
     device::Device,
+    event::SrqEvents,
     qp::{QpAttr, QpInit},
     stats::HwStats,
     udata::Udata,
@@ -138,6 +139,7 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// the capacities it provides.
     fn create_srq(
         _dev: &Device<Self>,
+        _events: SrqEvents,
         _attr: &mut SrqAttr,
         _srq_type: u32,
         _udata: &mut Udata<'_>,

@@ -44,6 +44,25 @@ impl<T: DeviceOps> CqRef<T> {
         self.ib == other.ib
     }
 
+    /// Reports a CQ overrun (`IB_EVENT_CQ_ERR`) to the CQ's event handler.
+    pub fn error_event(&self) {
+        let cq = self.ib.as_ptr();
+        let mut ev = bindings::ib_event {
+            // SAFETY: Type invariant: a valid CQ.
+            device: unsafe { (*cq).device },
+            event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
+            ..Default::default()
+        };
+        // SAFETY: Writes the union member CQ events use.
+        unsafe { *ev.element.cq.as_mut() = cq };
+        // SAFETY: Type invariant; the core sets the handler and its context at creation.
+        unsafe {
+            if let Some(handler) = (*cq).event_handler {
+                handler(&mut ev, (*cq).cq_context);
+            }
+        }
+    }
+
     /// Calls the CQ's completion handler (a completion arrived while notification was
     /// armed). Must not be called with the CQ's lock held: handlers may poll the CQ.
     pub fn notify(&self) {

@@ -29,9 +29,16 @@ use crate::{
 };
 
 /// Completes the oldest send WQE with `status`; an error moves the QP to the error state.
+///
+/// The WQE's slot is released before the completion is queued: a consumer that polls the
+/// completion may post again at once, into a queue that is then not full.
 fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
+    if t.holds_rd_atomic {
+        inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
+    }
+    inner.sq.advance();
     if t.signaled || qp.signal_all || status != WcStatus::Success {
         let wc = Cqe {
             wr_id: t.wr_id,
@@ -42,15 +49,16 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
             ib_qp: qp.ib_qp,
             ..Default::default()
         };
-        // A full CQ loses the completion: the consumer learns it from the CQ error.
-        if let Ok(notify) = qp.send_cq.push(&wc, false) {
-            out.send_cq |= notify;
+        match qp.send_cq.push(&wc, false) {
+            Ok(notify) => out.send_cq |= notify,
+            Err(_) => {
+                // The CQ overran: its consumer is told, and the QP cannot go on.
+                qp.send_cq.error_event();
+                inner.set_error(qp, out);
+                return;
+            }
         }
     }
-    if t.holds_rd_atomic {
-        inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
-    }
-    inner.sq.advance();
     if status != WcStatus::Success {
         inner.set_error(qp, out);
     }

@@ -15,6 +15,7 @@ use crate::{
                 CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortEvent, PortImmutable,
                 SrqAttr,
             },
+            event::SrqEvents,
             qp::{QpAttr, QpInit},
             stats::HwStats,
             udata::Udata,
@@ -334,11 +335,12 @@ impl DeviceOps for RrxeDev {
 
     fn create_srq(
         dev: &Device<Self>,
+        events: SrqEvents,
         attr: &mut SrqAttr,
         srq_type: u32,
         udata: &mut Udata<'_>,
     ) -> Result<Srq> {
-        Srq::new(dev, attr, srq_type, udata)
+        Srq::new(dev, events, attr, srq_type, udata)
     }
 
     fn modify_srq(srq: &Srq, attr: &SrqAttr, mask: u32, udata: &mut Udata<'_>) -> Result {

@@ -183,7 +183,7 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
     if let Some(srq) = qp.srq.as_ref() {
         match srq.take() {
             None => Ok(false),
-            Some((wqe, _limit)) => {
+            Some(wqe) => {
                 let wqe = wqe.map_err(|_| RespError::MalformedWqe)?;
                 inner.eng.resp.recv = Some(Receiving {
                     wqe,
@@ -213,16 +213,22 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
 /// Completes the held receive WQE.
 fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &Cqe, solicited: bool) {
     if let Some(r) = inner.eng.resp.recv.take() {
+        // Release the slot first: the consumer may post again as soon as it polls.
+        if !r.from_srq {
+            if let Some(rq) = inner.rq.as_mut() {
+                rq.advance();
+            }
+        }
         let wc = Cqe {
             wr_id: r.wqe.wr_id,
             ..*wc
         };
-        if let Ok(notify) = qp.recv_cq.push(&wc, solicited) {
-            out.recv_cq |= notify;
-        }
-        if !r.from_srq {
-            if let Some(rq) = inner.rq.as_mut() {
-                rq.advance();
+        match qp.recv_cq.push(&wc, solicited) {
+            Ok(notify) => out.recv_cq |= notify,
+            Err(_) => {
+                // The CQ overran: its consumer is told, and the QP cannot go on.
+                qp.recv_cq.error_event();
+                inner.set_error(qp, out);
             }
         }
     }

@@ -20,7 +20,7 @@ use crate::{
     queue::{map, FromClient},
 };
 use crate::{
-    ext::rdma::wr::RecvWrs,
+    ext::rdma::{event::SrqEvents, wr::RecvWrs},
     wqe::{read_recv, write_recv, RecvWqe, WqeError},
 };
 use core::mem::size_of;
@@ -46,25 +46,34 @@ struct Inner {
 /// What QPs using the SRQ share.
 pub(crate) struct SrqShared {
     inner: Pin<KBox<SpinLockIrq<Inner>>>,
+    /// Reports the limit event.
+    events: SrqEvents,
 }
 
 impl SrqShared {
-    /// Takes the oldest posted WQE; the second value says whether the number of posted
-    /// WQEs fell below the armed limit (which disarms it). `Err` for a malformed WQE (it is
-    /// consumed).
-    pub(crate) fn take(&self) -> Option<(Result<RecvWqe, WqeError>, bool)> {
-        let mut inner = self.inner.lock();
-        if inner.rq.count() == 0 {
-            return None;
-        }
-        let cons = inner.rq.consumer();
-        let wqe = read_recv(&inner.rq, cons);
-        inner.rq.advance();
-        let limit = inner.limit != 0 && inner.rq.count() < inner.limit;
+    /// Takes the oldest posted WQE (`Err` for a malformed one, which is consumed). When
+    /// the number of posted WQEs falls below the armed limit, disarms it and reports
+    /// `IB_EVENT_SRQ_LIMIT_REACHED`.
+    pub(crate) fn take(&self) -> Option<Result<RecvWqe, WqeError>> {
+        let (wqe, limit) = {
+            let mut inner = self.inner.lock();
+            if inner.rq.count() == 0 {
+                return None;
+            }
+            let cons = inner.rq.consumer();
+            let wqe = read_recv(&inner.rq, cons);
+            inner.rq.advance();
+            let limit = inner.limit != 0 && inner.rq.count() < inner.limit;
+            if limit {
+                inner.limit = 0;
+            }
+            (wqe, limit)
+        };
+        // Outside the lock: the handler may modify the SRQ.
         if limit {
-            inner.limit = 0;
+            self.events.limit_reached();
         }
-        Some((wqe, limit))
+        Some(wqe)
     }
 }
 
@@ -114,6 +123,7 @@ impl Srq {
     /// Creates an SRQ; writes back its capacities.
     pub(crate) fn new(
         dev: &Device<RrxeDev>,
+        events: SrqEvents,
         attr: &mut SrqAttr,
         srq_type: u32,
         udata: &mut Udata<'_>,
@@ -139,7 +149,7 @@ impl Srq {
             new_spinlock_irq!(Inner { rq, max_sge, limit }, "rrxe:srq"),
             GFP_KERNEL,
         )
-        .and_then(|inner| Ok(Arc::new(SrqShared { inner }, GFP_KERNEL)?))
+        .and_then(|inner| Ok(Arc::new(SrqShared { inner, events }, GFP_KERNEL)?))
         .inspect_err(|_| table.unreserve(num))?;
         table.fill(num, shared.clone());
         let mmap = KBox::pin_init(new_mutex!(mmap, "rrxe:srq_mmap"), GFP_KERNEL)
