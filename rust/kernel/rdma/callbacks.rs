@@ -61,6 +61,7 @@ impl<T: DeviceOps> Device<T> {
             post_recv: op!(T::HAS_POST_RECV, Self::post_recv_cb),
             post_srq_recv: op!(T::HAS_POST_SRQ_RECV, Self::post_srq_recv_cb),
             poll_cq: op!(T::HAS_POLL_CQ, Self::poll_cq_cb),
+            peek_cq: op!(T::HAS_PEEK_CQ, Self::peek_cq_cb),
             query_qp: op!(T::HAS_QUERY_QP, Self::query_qp_cb),
             reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr_cb),
             get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr_cb),
@@ -525,6 +526,17 @@ impl<T: DeviceOps> Device<T> {
                 e.to_errno()
             }
         }
+    }
+
+    /// C entry point `peek_cq_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn peek_cq_cb(cq: *mut bindings::ib_cq, wc_cnt: ffi::c_int) -> ffi::c_int {
+        // SAFETY: A CQ of ours, initialised.
+        let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+        T::peek_cq(data, usize::try_from(wc_cnt).unwrap_or(0)) as ffi::c_int
     }
 
     /// C entry point `poll_cq_cb`.

@@ -84,6 +84,11 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// How many completions a kernel consumer's CQ holds, up to `max`.
+    fn peek_cq(_cq: &Self::Cq, _max: usize) -> usize {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// Arms completion notification (`IB_CQ_*` flags); returns whether completions are
     /// already waiting when `IB_CQ_REPORT_MISSED_EVENTS` is set.
     fn req_notify_cq(_cq: &Self::Cq, _flags: u32) -> Result<bool> {

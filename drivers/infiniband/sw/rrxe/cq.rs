@@ -209,6 +209,11 @@ impl Cq {
         Ok(n)
     }
 
+    /// How many completions are queued, up to `max`.
+    pub(crate) fn peek(&self, max: usize) -> usize {
+        (self.inner.lock().queue.count() as usize).min(max)
+    }
+
     /// Arms notification; with `IB_CQ_REPORT_MISSED_EVENTS`, returns whether completions
     /// are already queued.
     pub(crate) fn req_notify(&self, flags: u32) -> Result<bool> {

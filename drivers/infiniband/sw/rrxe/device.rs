@@ -291,8 +291,12 @@ impl DeviceOps for RrxeDev {
         cq.poll(wcs)
     }
 
+    fn peek_cq(cq: &Cq, max: usize) -> usize {
+        cq.peek(max)
+    }
+
     fn post_send_doorbell(qp: &Qp) -> Result {
-        qp.kick();
+        qp.doorbell();
         Ok(())
     }
 

@@ -411,6 +411,15 @@ impl WorkItem for QpShared {
     type Pointer = Arc<QpShared>;
 
     fn run(this: Arc<QpShared>) {
+        this.process();
+    }
+}
+
+impl QpShared {
+    /// One pass of the engine: responses, timeouts, requests, then sending, each within
+    /// its budget; queues the work item again if work is left. Process context.
+    fn process(self: Arc<Self>) {
+        let this = self;
         let Some(ndev) = this.dev.netdev() else {
             this.req_q.purge();
             this.resp_q.purge();
@@ -835,9 +844,18 @@ impl Qp {
         res
     }
 
-    /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests).
+    /// Kernel consumers posted work requests (possibly with interrupts disabled): the
+    /// work item processes them.
     pub(crate) fn kick(&self) {
         self.shared.clone().schedule();
+    }
+
+    /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
+    /// caller's thread runs the engine at once (saving a work item wake-up per message);
+    /// what exceeds the budget goes to the work item. Serialised with the work item by the
+    /// QP lock.
+    pub(crate) fn doorbell(&self) {
+        self.shared.clone().process();
     }
 
     /// Reports the QP's attributes and creation attributes.
