@@ -101,7 +101,7 @@ pub(crate) struct QpShared {
     pub(crate) qp_type: QpType,
     pub(crate) signal_all: bool,
     /// The identity of the QP's PD.
-    pub(crate) pd: usize,
+    pub(crate) pd: crate::ext::rdma::mr::PdId,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
