@@ -4,54 +4,70 @@
  */
 #include "mem.h"
 
-#include <linux/scatterlist.h>
+#include <linux/device.h>
 #include <linux/highmem.h>
-#include <linux/atomic.h>
+#include <linux/scatterlist.h>
+#include <linux/string.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
 
-int rrxe_helper_umem_copy(struct ib_umem *umem, u64 offset, void *buf, size_t len, bool to_umem)
+size_t rrxe_helper_umem_num_pages(struct ib_umem *umem)
 {
-	struct scatterlist *sgl = umem->sgt_append.sgt.sgl;
-	unsigned int nents = umem->sgt_append.sgt.orig_nents;
-	size_t done;
-
-	offset += ib_umem_offset(umem);
-	if (to_umem)
-		done = sg_pcopy_from_buffer(sgl, nents, buf, len, offset);
-	else
-		done = sg_pcopy_to_buffer(sgl, nents, buf, len, offset);
-	return done == len ? 0 : -EFAULT;
+	return ib_umem_num_pages(umem);
 }
 
-static u64 rrxe_atomic_at(u64 *p, int op, u64 a, u64 b)
+unsigned long rrxe_helper_umem_offset(struct ib_umem *umem)
 {
-	switch (op) {
-	case 0: /* compare and swap */
-		return atomic64_cmpxchg((atomic64_t *)p, a, b);
-	case 1: /* fetch and add */
-		return atomic64_fetch_add(a, (atomic64_t *)p);
-	default: /* write */
-		return atomic64_xchg((atomic64_t *)p, a);
+	return ib_umem_offset(umem);
+}
+
+long rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t max)
+{
+	struct sg_page_iter iter;
+	size_t n = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (n == max)
+			return -E2BIG;
+		pages[n++] = sg_page_iter_page(&iter);
 	}
+	return n;
 }
 
-int rrxe_helper_umem_atomic(struct ib_umem *umem, u64 offset, int op, u64 a, u64 b, u64 *orig)
+void rrxe_helper_umem_hold_dev(struct ib_umem *umem)
 {
-	struct sg_mapping_iter miter;
-	int ret = -EFAULT;
+	get_device(&umem->ibdev->dev);
+}
 
-	offset += ib_umem_offset(umem);
-	sg_miter_start(&miter, umem->sgt_append.sgt.sgl, umem->sgt_append.sgt.orig_nents,
-		       SG_MITER_ATOMIC | SG_MITER_TO_SG | SG_MITER_FROM_SG);
-	if (!sg_miter_skip(&miter, offset))
-		goto out;
-	if (!sg_miter_next(&miter) || miter.length < 8)
-		goto out;
-	*orig = rrxe_atomic_at(miter.addr, op, a, b);
-	ret = 0;
-out:
-	sg_miter_stop(&miter);
-	return ret;
+void rrxe_helper_umem_release(struct ib_umem *umem)
+{
+	struct ib_device *ibdev = umem->ibdev;
+
+	ib_umem_release(umem);
+	put_device(&ibdev->dev);
+}
+
+void rrxe_helper_page_copy(struct page *page, size_t off, void *buf, size_t len, bool to_page)
+{
+	u8 *va = kmap_local_page(page);
+
+	if (to_page) {
+		memcpy(va + off, buf, len);
+		flush_dcache_page(page);
+	} else {
+		memcpy(buf, va + off, len);
+	}
+	kunmap_local(va);
+}
+
+void *rrxe_helper_kmap_local_page(struct page *page)
+{
+	return kmap_local_page(page);
+}
+
+void rrxe_helper_kunmap_local(const void *addr)
+{
+	kunmap_local(addr);
 }
 
 void rrxe_helper_kva_copy(u64 addr, void *buf, size_t len, bool to_mem)
@@ -60,9 +76,4 @@ void rrxe_helper_kva_copy(u64 addr, void *buf, size_t len, bool to_mem)
 		memcpy((void *)(uintptr_t)addr, buf, len);
 	else
 		memcpy(buf, (void *)(uintptr_t)addr, len);
-}
-
-u64 rrxe_helper_kva_atomic(u64 addr, int op, u64 a, u64 b)
-{
-	return rrxe_atomic_at((u64 *)(uintptr_t)addr, op, a, b);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C helpers for rrxe, mem area (see rrxe_helpers.h for the conventions).
+ * C helpers for rrxe, mem area: memory regions (see rrxe_helpers.h for the conventions).
  */
 #ifndef RRXE_HELPERS_MEM_H
 #define RRXE_HELPERS_MEM_H
@@ -8,12 +8,22 @@
 #include <linux/types.h>
 
 struct ib_umem;
+struct page;
 
-/* Interim memory access for the data path (copies through the umem's pages or kernel
- * virtual addresses, and 8-byte atomics on them). */
-int rrxe_helper_umem_copy(struct ib_umem *umem, u64 offset, void *buf, size_t len, bool to_umem);
-int rrxe_helper_umem_atomic(struct ib_umem *umem, u64 offset, int op, u64 a, u64 b, u64 *orig);
+/* The number of pages a umem pins, and the offset of its first byte in the first. */
+size_t rrxe_helper_umem_num_pages(struct ib_umem *umem);
+unsigned long rrxe_helper_umem_offset(struct ib_umem *umem);
+/* Stores the umem's pages (at most max) in pages; returns how many, or -E2BIG. */
+long rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t max);
+/* Takes a reference on the umem's ib_device, so that a release deferred past the device's
+ * deallocation still finds it; umem_release releases the umem and drops it. */
+void rrxe_helper_umem_hold_dev(struct ib_umem *umem);
+void rrxe_helper_umem_release(struct ib_umem *umem);
+/* Copies len bytes between buf and page at off (off + len <= PAGE_SIZE). Any context. */
+void rrxe_helper_page_copy(struct page *page, size_t off, void *buf, size_t len, bool to_page);
+void *rrxe_helper_kmap_local_page(struct page *page);
+void rrxe_helper_kunmap_local(const void *addr);
+/* Copies len bytes between buf and the kernel virtual address addr. */
 void rrxe_helper_kva_copy(u64 addr, void *buf, size_t len, bool to_mem);
-u64 rrxe_helper_kva_atomic(u64 addr, int op, u64 a, u64 b);
 
 #endif

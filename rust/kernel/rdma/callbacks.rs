@@ -8,6 +8,7 @@ use super::{
     device::{Device, Ucontext},
     event::SrqEvents,
     mmap::MmapEntry,
+    mr::{KernelMem, PdId, SgMap},
     object::CoreObj,
     ops::DeviceOps,
     qp::QpInit,
@@ -65,7 +66,13 @@ impl<T: DeviceOps> Device<T> {
             query_qp: op!(T::HAS_QUERY_QP, Self::query_qp_cb),
             reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr_cb),
             get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr_cb),
-            dereg_mr: op!(T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR, Self::dereg_mr_cb),
+            rereg_user_mr: op!(T::HAS_REREG_USER_MR, Self::rereg_user_mr_cb),
+            alloc_mr: op!(T::HAS_ALLOC_MR, Self::alloc_mr_cb),
+            map_mr_sg: op!(T::HAS_MAP_MR_SG, Self::map_mr_sg_cb),
+            dereg_mr: op!(
+                T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR || T::HAS_ALLOC_MR,
+                Self::dereg_mr_cb
+            ),
             create_ah: op!(T::HAS_CREATE_AH, Self::create_ah_cb),
             create_user_ah: op!(T::HAS_CREATE_AH, Self::create_ah_cb),
             destroy_ah: op!(T::HAS_CREATE_AH, Self::destroy_ah_cb),
@@ -459,7 +466,10 @@ impl<T: DeviceOps> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: A QP of ours, initialised.
         let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
-        if wr.is_null() {
+        // Userspace QPs post through their mapped queue; a POST_SEND command only rings
+        // the doorbell (work requests it might carry are ignored, as rxe does).
+        // SAFETY: `qp` is valid; `uobject` is set at creation for userspace QPs only.
+        if wr.is_null() || !unsafe { (*qp).uobject }.is_null() {
             return from_result(|| T::post_send_doorbell(data).map(|()| 0));
         }
         // SAFETY: The list the core passed.
@@ -488,6 +498,15 @@ impl<T: DeviceOps> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: A QP of ours, initialised.
         let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
+        // Userspace QPs post receives into their mapped queue only.
+        // SAFETY: `qp` is valid; `uobject` is set at creation for userspace QPs only.
+        if !unsafe { (*qp).uobject }.is_null() {
+            if !bad_wr.is_null() {
+                // SAFETY: The core passes a valid out-pointer.
+                unsafe { *bad_wr = wr };
+            }
+            return -(bindings::EINVAL as ffi::c_int);
+        }
         // SAFETY: The list the core passed.
         let mut wrs = unsafe { RecvWrs::from_raw(wr) };
         match T::post_recv(data, &mut wrs) {
@@ -514,6 +533,15 @@ impl<T: DeviceOps> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: An SRQ of ours, initialised.
         let data = unsafe { CoreObj::<bindings::ib_srq, T::Srq>::data(srq) };
+        // Userspace SRQs post into their mapped queue only.
+        // SAFETY: `srq` is valid; `uobject` is set at creation for userspace SRQs only.
+        if !unsafe { (*srq).uobject }.is_null() {
+            if !bad_wr.is_null() {
+                // SAFETY: The core passes a valid out-pointer.
+                unsafe { *bad_wr = wr };
+            }
+            return -(bindings::EINVAL as ffi::c_int);
+        }
         // SAFETY: The list the core passed.
         let mut wrs = unsafe { RecvWrs::from_raw(wr) };
         match T::post_srq_recv(data, &mut wrs) {
@@ -647,7 +675,7 @@ impl<T: DeviceOps> Device<T> {
         let (dev, mut udata) = unsafe { (Self::from_raw((*pd).device), Udata::from_raw(udata)) };
         Self::new_mr(T::reg_user_mr(
             dev,
-            pd as usize,
+            PdId::from_raw(pd),
             start,
             length,
             iova,
@@ -665,9 +693,96 @@ impl<T: DeviceOps> Device<T> {
         pd: *mut bindings::ib_pd,
         access: ffi::c_int,
     ) -> *mut bindings::ib_mr {
-        // SAFETY: `pd` is a PD of our device.
-        let dev = unsafe { Self::from_raw((*pd).device) };
-        Self::new_mr(T::get_dma_mr(dev, pd as usize, access as u32))
+        // SAFETY: `pd` is a PD of our device; only kernel consumers create a DMA MR.
+        let (dev, mem) = unsafe { (Self::from_raw((*pd).device), KernelMem::new()) };
+        Self::new_mr(T::get_dma_mr(dev, PdId::from_raw(pd), access as u32, mem))
+    }
+
+    /// C entry point `alloc_mr_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn alloc_mr_cb(
+        pd: *mut bindings::ib_pd,
+        mr_type: bindings::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: `pd` is a PD of our device; only kernel consumers allocate MRs this way
+        // (`ib_alloc_mr`), and they map them to kernel memory.
+        let (dev, mem) = unsafe { (Self::from_raw((*pd).device), KernelMem::new()) };
+        Self::new_mr(T::alloc_mr(
+            dev,
+            PdId::from_raw(pd),
+            mr_type,
+            max_num_sg,
+            mem,
+        ))
+    }
+
+    /// C entry point `map_mr_sg_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn map_mr_sg_cb(
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        sg_nents: ffi::c_int,
+        sg_offset: *mut ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: An MR of ours (`new_mr`), alive for the call; the arguments are the call's
+        // and `set_page_cb` is the matching callback.
+        let (data, map) = unsafe {
+            (
+                CoreObj::<bindings::ib_mr, T::Mr>::data(mr),
+                SgMap::new(mr, sg, sg_nents, sg_offset, Self::set_page_cb),
+            )
+        };
+        T::map_mr_sg(data, map).unwrap_or_else(|e| e.to_errno())
+    }
+
+    /// The `set_page` callback `ib_sg_to_pages` calls for `map_mr_sg_cb`.
+    ///
+    /// # Safety
+    ///
+    /// Only called by `ib_sg_to_pages` during `map_mr_sg_cb`, with that call's MR.
+    unsafe extern "C" fn set_page_cb(mr: *mut bindings::ib_mr, addr: u64) -> ffi::c_int {
+        // SAFETY: An MR of ours, alive for the call.
+        let data = unsafe { CoreObj::<bindings::ib_mr, T::Mr>::data(mr) };
+        match T::mr_set_page(data, addr) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// C entry point `rereg_user_mr_cb`: changes the MR in place (returns null) or fails.
+    ///
+    /// # Safety
+    ///
+    /// Only called by the C core, with the arguments its contract for this callback promises.
+    unsafe extern "C" fn rereg_user_mr_cb(
+        mr: *mut bindings::ib_mr,
+        flags: ffi::c_int,
+        _start: u64,
+        _length: u64,
+        _iova: u64,
+        access: ffi::c_int,
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: An MR of ours (`new_mr`), alive for the call, of our device.
+        let (dev, data) = unsafe {
+            (
+                Self::from_raw((*mr).device),
+                CoreObj::<bindings::ib_mr, T::Mr>::data(mr),
+            )
+        };
+        let pd = (!pd.is_null()).then(|| PdId::from_raw(pd));
+        match T::rereg_user_mr(dev, data, flags as u32, access as u32, pd) {
+            Ok(()) => core::ptr::null_mut(),
+            Err(e) => e.to_errno() as isize as *mut bindings::ib_mr,
+        }
     }
 
     /// C entry point `dereg_mr_cb`.
@@ -849,7 +964,9 @@ impl<T: DeviceOps> Device<T> {
                     Udata::from_raw(udata),
                 )
             };
-            let (data, rkey) = T::alloc_mw(dev, mw_type, &mut udata)?;
+            // SAFETY: The core set the PD.
+            let pd = PdId::from_raw(unsafe { (*mw).pd });
+            let (data, rkey) = T::alloc_mw(dev, pd, mw_type, &mut udata)?;
             // SAFETY: As in `alloc_pd_cb`; `rkey` is the core's field for the key.
             unsafe {
                 CoreObj::init(mw, data);

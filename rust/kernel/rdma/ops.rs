@@ -7,6 +7,7 @@ use super::{
     ah::AhAttrs,
     device::Device,
     event::SrqEvents,
+    mr::{KernelMem, PdId, SgMap},
     qp::{QpAttr, QpInit},
     stats::HwStats,
     udata::Udata,
@@ -180,9 +181,11 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// Memory window data.
     type Mw: Send + Sync;
 
-    /// Allocates a memory window of `mw_type` (`IB_MW_TYPE_*`); returns it and its rkey.
+    /// Allocates a memory window of `mw_type` (`IB_MW_TYPE_*`) in PD `pd`; returns it and
+    /// its rkey.
     fn alloc_mw(
         _dev: &Device<Self>,
+        _pd: PdId,
         _mw_type: u32,
         _udata: &mut Udata<'_>,
     ) -> Result<(Self::Mw, u32)> {
@@ -213,11 +216,10 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     type Mr: Send + Sync;
 
     /// Registers `length` bytes of user memory at `start`, accessed at `iova`, with
-    /// `access` (`IB_ACCESS_*`), in PD `pd` (its identity); returns the MR and its keys
-    /// (lkey, rkey).
+    /// `access` (`IB_ACCESS_*`), in PD `pd`; returns the MR and its keys (lkey, rkey).
     fn reg_user_mr(
         _dev: &Device<Self>,
-        _pd: usize,
+        _pd: PdId,
         _start: u64,
         _length: u64,
         _iova: u64,
@@ -227,9 +229,50 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// Creates an MR of all kernel memory for kernel consumers in PD `pd` (its identity);
-    /// returns it and its keys.
-    fn get_dma_mr(_dev: &Device<Self>, _pd: usize, _access: u32) -> Result<(Self::Mr, u32, u32)> {
+    /// Creates an MR of all kernel memory for kernel consumers in PD `pd`, accessed through
+    /// `mem`; returns it and its keys.
+    fn get_dma_mr(
+        _dev: &Device<Self>,
+        _pd: PdId,
+        _access: u32,
+        _mem: KernelMem,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Changes the PD (`Some`, with `IB_MR_REREG_PD`) or the access (`IB_MR_REREG_ACCESS`)
+    /// of a user MR, as `flags` (`IB_MR_REREG_*`) say; the MR keeps its keys.
+    fn rereg_user_mr(
+        _dev: &Device<Self>,
+        _mr: &Self::Mr,
+        _flags: u32,
+        _access: u32,
+        _pd: Option<PdId>,
+    ) -> Result {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Allocates an MR of `mr_type` (`IB_MR_TYPE_*`) for fast registration of at most
+    /// `max_num_sg` pages of kernel memory, accessed through `mem`, in PD `pd`; returns it
+    /// and its keys.
+    fn alloc_mr(
+        _dev: &Device<Self>,
+        _pd: PdId,
+        _mr_type: u32,
+        _max_num_sg: u32,
+        _mem: KernelMem,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Maps a fast-registration MR to a scatterlist: calls [`SgMap::map`], which calls
+    /// [`DeviceOps::mr_set_page`] for each page; returns the number of elements mapped.
+    fn map_mr_sg(_mr: &Self::Mr, _map: SgMap<'_>) -> Result<i32> {
+        kernel::build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Records the next page (its DMA address) of a mapping [`DeviceOps::map_mr_sg`] runs.
+    fn mr_set_page(_mr: &Self::Mr, _addr: u64) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 

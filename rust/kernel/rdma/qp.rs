@@ -79,7 +79,7 @@ impl<T: DeviceOps> CqRef<T> {
 /// The creation attributes of a QP.
 pub struct QpInit<'a, T: DeviceOps> {
     raw: &'a mut bindings::ib_qp_init_attr,
-    pd: usize,
+    pd: super::mr::PdId,
     qp: usize,
     _t: PhantomData<T>,
 }
@@ -97,14 +97,14 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     ) -> Self {
         Self {
             raw,
-            pd: pd as usize,
+            pd: super::mr::PdId::from_raw(pd),
             qp: qp as usize,
             _t: PhantomData,
         }
     }
 
-    /// The identity of the QP's PD (its `ib_pd` address).
-    pub fn pd_id(&self) -> usize {
+    /// The identity of the QP's PD.
+    pub fn pd_id(&self) -> super::mr::PdId {
         self.pd
     }
 

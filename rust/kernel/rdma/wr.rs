@@ -4,7 +4,7 @@
 //! lists of `post_send` / `post_recv` / `post_srq_recv`, and the `ib_wc` array of
 //! `poll_cq`. Everything is copied into plain values; no pointer leaves this module.
 
-use super::{object::CoreObj, ops::DeviceOps, shared::SharedMem};
+use super::{mr::KernelMem, object::CoreObj, ops::DeviceOps, shared::SharedMem};
 use crate::bindings;
 use core::{marker::PhantomData, mem::size_of};
 use kernel::prelude::*;
@@ -111,6 +111,13 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
             last: wr,
             _t: PhantomData,
         }
+    }
+
+    /// Access to the memory the requests name by kernel virtual address (inline data):
+    /// the lists come from kernel consumers only (userspace QPs never get here).
+    pub fn kernel_mem(&self) -> KernelMem {
+        // SAFETY: `post_send_cb` builds a `SendWrs` only for kernel consumers' QPs.
+        unsafe { KernelMem::new() }
     }
 
     /// The next request: `None` at the end, `Err` for one that cannot be decoded. `ud`:

@@ -16,6 +16,7 @@ use crate::{
                 SrqAttr,
             },
             event::SrqEvents,
+            mr::{KernelMem, PdId, SgMap},
             qp::{QpAttr, QpInit},
             stats::HwStats,
             udata::Udata,
@@ -310,7 +311,7 @@ impl DeviceOps for RrxeDev {
 
     fn reg_user_mr(
         dev: &Device<Self>,
-        pd: usize,
+        pd: PdId,
         start: u64,
         length: u64,
         iova: u64,
@@ -320,8 +321,41 @@ impl DeviceOps for RrxeDev {
         Mr::new_user(dev, pd, start, length, iova, access)
     }
 
-    fn get_dma_mr(dev: &Device<Self>, pd: usize, access: u32) -> Result<(Mr, u32, u32)> {
-        Mr::new_dma(dev, pd, access)
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        access: u32,
+        mem: KernelMem,
+    ) -> Result<(Mr, u32, u32)> {
+        Mr::new_dma(dev, pd, access, mem)
+    }
+
+    fn rereg_user_mr(
+        _dev: &Device<Self>,
+        mr: &Mr,
+        flags: u32,
+        access: u32,
+        pd: Option<PdId>,
+    ) -> Result {
+        mr.rereg(flags, access, pd)
+    }
+
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+        mem: KernelMem,
+    ) -> Result<(Mr, u32, u32)> {
+        Mr::new_fast(dev, pd, mr_type, max_num_sg, mem)
+    }
+
+    fn map_mr_sg(mr: &Mr, map: SgMap<'_>) -> Result<i32> {
+        mr.map_sg(map)
+    }
+
+    fn mr_set_page(mr: &Mr, addr: u64) -> Result {
+        mr.set_page(addr)
     }
 
     fn create_ah(
@@ -363,8 +397,13 @@ impl DeviceOps for RrxeDev {
         mcast::detach(dev, qp.qpn(), gid)
     }
 
-    fn alloc_mw(dev: &Device<Self>, mw_type: u32, _udata: &mut Udata<'_>) -> Result<(Mw, u32)> {
-        Mw::new(dev, mw_type)
+    fn alloc_mw(
+        dev: &Device<Self>,
+        pd: PdId,
+        mw_type: u32,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Mw, u32)> {
+        Mw::new(dev, pd, mw_type)
     }
 
     fn hw_stats() -> &'static HwStats {

@@ -1,7 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions: user memory pinned for the device, and the DMA MR of kernel consumers.
-//! Keys are the MR's index shifted left by 8 with an 8-bit key, as rxe makes them.
+//! Memory regions, and the memory layer of the data path.
+//!
+//! MRs are user memory pinned for the device, the DMA MR of kernel consumers, and
+//! fast-registration MRs of kernel consumers (mapped by `map_mr_sg`, made valid by a
+//! REG_MR work request, freed by LOCAL_INV or SEND with invalidate). Keys are the MR's
+//! index shifted left by 8 with an 8-bit key, as rxe makes them; lkey and rkey are equal.
+//!
+//! The data path finds memory with [`resolve`], which checks a key (an lkey of a local
+//! SGE, or an rkey from the network that may also name a bound memory window, see
+//! [`crate::mw`]) and returns a [`MemRef`] to copy or do atomics through. Everything here
+//! works in process context and softirq: no sleeping, no allocation.
+//!
+//! Lifetime: a [`MemRef`] holds a reference on the MR's [`MrShared`], so the memory stays
+//! pinned while the data path uses it, even across `dereg_mr`. Deregistration removes
+//! the MR from the table (no new lookups) and marks it invalid (windows bound to it stop
+//! working); if it then holds the last reference it unpins synchronously, otherwise the
+//! last user's drop queues the unpinning on the device's workqueue (see
+//! [`UserPages`]), since that drop may happen in softirq or under a spinlock.
 
 use crate::{
     bindings as b,
@@ -10,172 +26,465 @@ use crate::{
         error::eopnotsupp,
         rdma::{
             device::Device,
-            mr::{Atomic, KernelMem, Umem},
+            mr::{AccessError, KernelMem, PdId, SgMap, Umem, UserPages},
         },
+        sync::SpinLockBh,
         xarray::IdTable,
     },
+    mw, new_spinlock_bh,
 };
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use kernel::{prelude::*, sync::Arc};
+
+pub(crate) use crate::ext::rdma::mr::AtomicOp;
 
 /// MR indices: the lower half of the 20-bit index space (memory windows take the upper).
 const MIN_INDEX: u32 = 1;
 const MAX_INDEX: u32 = (1 << 19) - 1;
 
-/// What the data path finds by key.
-pub(crate) struct MrShared {
-    /// Access rights (`IB_ACCESS_*`).
-    access: u32,
-    /// The I/O virtual address of the first byte and the length.
-    iova: u64,
-    length: u64,
-    /// The pinned user memory; none for the DMA MR (all kernel memory).
-    umem: Option<Umem>,
-    /// The PD.
-    pd: usize,
-    /// The key (lkey = rkey), set once the index is known.
-    key: AtomicU32,
-}
+/// The largest fast-registration page list (the device's `max_fast_reg_page_list_len`).
+const MAX_FAST_REG_PAGES: u32 = 512;
+
+const LOCAL_WRITE: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+const REMOTE_READ: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ;
+const REMOTE_WRITE: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+const REMOTE_ATOMIC: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+const MW_BIND: u32 = b::ib_access_flags_IB_ACCESS_MW_BIND;
+const ZERO_BASED: u32 = b::ib_access_flags_IB_ZERO_BASED;
+const REMOTE: u32 = REMOTE_READ | REMOTE_WRITE | REMOTE_ATOMIC;
+
+/// The access rights an MR may have (rxe's `RXE_ACCESS_SUPPORTED_MR`).
+const SUPPORTED_MR: u32 = REMOTE
+    | LOCAL_WRITE
+    | MW_BIND
+    | b::ib_access_flags_IB_ACCESS_ON_DEMAND
+    | b::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL
+    | b::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT
+    | b::ib_access_flags_IB_ACCESS_OPTIONAL;
 
 /// Why memory named by a key cannot be used.
+///
+/// Intended mapping by the engine: for local keys (SGEs of a WQE) `Range` on a receive
+/// is `IB_WC_LOC_LEN_ERR`, everything else `IB_WC_LOC_PROT_ERR`; for LOCAL_INV and REG_MR
+/// work requests `IB_WC_LOC_QP_OP_ERR`, for BIND_MW `IB_WC_MW_BIND_ERR` (as rxe); for
+/// remote keys a NAK "remote access error" (`IB_WC_REM_ACCESS_ERR` at the requester),
+/// except `Align` on an atomic, a NAK "invalid request"; a failed SEND with invalidate is
+/// a NAK "invalid request" too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MemError {
-    /// No such key (or a stale key part).
+    /// No such key, or a stale 8-bit key part.
     Key,
     /// The key belongs to another PD.
     Pd,
-    /// The access is not allowed.
+    /// A type 2B window bound to another QP.
+    Qp,
+    /// The access is not allowed by the key's rights.
     Access,
-    /// The range is outside the region.
+    /// The range is outside the region or window.
     Range,
-    /// The region is not in a state that allows the operation.
+    /// The region or window is not in a state that allows the operation (not valid,
+    /// not free, windows bound, wrong kind).
     State,
     /// An atomic target is not 8-byte aligned.
     Align,
 }
 
-/// An atomic operation on memory.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum AtomicOp {
-    /// Compare and swap.
-    CmpSwap { compare: u64, swap: u64 },
-    /// Fetch and add.
-    FetchAdd(u64),
-    /// Store (ATOMIC WRITE).
-    Write(u64),
+impl From<AccessError> for MemError {
+    fn from(e: AccessError) -> Self {
+        match e {
+            AccessError::Range => MemError::Range,
+            AccessError::Align => MemError::Align,
+        }
+    }
 }
 
-/// A checked reference to the memory of a key.
+/// The state of an MR (IBA 10.6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Usable.
+    Valid,
+    /// A fast-registration MR not registered (yet, or since invalidation).
+    Free,
+    /// Deregistered.
+    Invalid,
+}
+
+/// The memory behind an MR.
+enum Memory {
+    /// Pinned user memory; offsets from the MR's iova.
+    User(UserPages),
+    /// The DMA MR: all kernel memory, by kernel virtual address (iova = address).
+    Dma(KernelMem),
+    /// A fast-registration MR: the kernel virtual addresses of its pages (of the size
+    /// `map_mr_sg` chose), `MrState::npages` of them set.
+    Fast {
+        mem: KernelMem,
+        pages: KVec<AtomicU64>,
+    },
+}
+
+/// What may change in an MR.
+struct MrState {
+    /// The key (lkey = rkey).
+    key: u32,
+    state: State,
+    /// Access rights (`IB_ACCESS_*`).
+    access: u32,
+    pd: PdId,
+    /// The I/O virtual address of the first byte and the length.
+    iova: u64,
+    length: u64,
+    /// Fast registration: log2 of the page size, and the pages set.
+    page_shift: u32,
+    npages: usize,
+    /// Memory windows bound to the MR (it cannot be invalidated meanwhile).
+    mws: u32,
+}
+
+/// What the data path finds by key.
+#[pin_data]
+pub(crate) struct MrShared {
+    mem: Memory,
+    #[pin]
+    st: SpinLockBh<MrState>,
+}
+
+/// The part of an MR a [`MemRef`] may use, in the caller's address space: `[lo, lo + len)`
+/// at MR iova `iova + delta`.
+#[derive(Clone, Copy)]
+pub(crate) struct Window {
+    pub(crate) lo: u64,
+    pub(crate) len: u64,
+    pub(crate) delta: u64,
+}
+
+/// A checked reference to memory: copies and atomics within the range `resolve` checked
+/// (or, for long messages, the whole window it found).
 pub(crate) struct MemRef {
     mr: Arc<MrShared>,
+    win: Window,
+    /// The MR's iova, page shift and pages set (fast registration), when resolved.
+    base: u64,
+    page_shift: u32,
+    npages: usize,
 }
 
 /// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
-/// `access`, by `pd` (and QP `qpn`); `remote` for keys received from the network.
+/// `access` (`IB_ACCESS_*`; 0 to read locally), by a QP of PD `pd` and number `qpn`:
+/// an MR by lkey (`!remote`), or an MR or a bound memory window by rkey (`remote`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve(
     dev: &RrxeDev,
     key: u32,
-    pd: usize,
-    _qpn: u32,
-    _remote: bool,
+    pd: PdId,
+    qpn: u32,
+    remote: bool,
     iova: u64,
     len: u64,
     access: u32,
 ) -> Result<MemRef, MemError> {
     let index = key >> 8;
+    if mw::is_index(index) {
+        if !remote {
+            return Err(MemError::Key);
+        }
+        return mw::resolve(dev, key, pd, qpn, iova, len, access);
+    }
+    let mr = lookup(dev, key)?;
+    let win = {
+        let st = mr.st.lock();
+        if st.key != key {
+            return Err(MemError::Key);
+        }
+        if st.state != State::Valid {
+            return Err(MemError::State);
+        }
+        if st.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if st.access & access != access {
+            return Err(MemError::Access);
+        }
+        Window {
+            lo: st.iova,
+            len: st.length,
+            delta: 0,
+        }
+    };
+    MemRef::new(mr, win, iova, len)
+}
+
+/// The MR with the index of `key` (any 8-bit key part).
+fn lookup(dev: &RrxeDev, key: u32) -> Result<Arc<MrShared>, MemError> {
+    let index = key >> 8;
     if !(MIN_INDEX..=MAX_INDEX).contains(&index) {
         return Err(MemError::Key);
     }
-    let mr = dev.mrs().get(index).ok_or(MemError::Key)?;
-    if mr.key.load(Ordering::Relaxed) != key {
-        return Err(MemError::Key);
+    dev.mrs().get(index).ok_or(MemError::Key)
+}
+
+/// An MR to bind a window to (BIND_MW with `mr_lkey`): checked that it is valid, in `pd`,
+/// allows binding, allows writes if the window does (`access`), and contains
+/// `[addr, addr + length)` (`length` bytes from its start if `access` is zero-based).
+/// Counts the binding on success (see [`MrShared::unbind`]).
+pub(crate) fn bind_target(
+    dev: &RrxeDev,
+    mr_lkey: u32,
+    pd: PdId,
+    addr: u64,
+    length: u64,
+    access: u32,
+) -> Result<Arc<MrShared>, MemError> {
+    let mr = lookup(dev, mr_lkey)?;
+    {
+        let mut st = mr.st.lock();
+        if st.key != mr_lkey {
+            return Err(MemError::Key);
+        }
+        if st.state != State::Valid {
+            return Err(MemError::State);
+        }
+        if st.pd != pd {
+            return Err(MemError::Pd);
+        }
+        // C10-73, C10-74.
+        if st.access & MW_BIND == 0
+            || (access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && st.access & LOCAL_WRITE == 0)
+        {
+            return Err(MemError::Access);
+        }
+        // C10-75.
+        let inside = if access & ZERO_BASED != 0 {
+            length <= st.length
+        } else {
+            addr >= st.iova
+                && addr
+                    .checked_add(length)
+                    .is_some_and(|end| end - st.iova <= st.length)
+        };
+        if !inside {
+            return Err(MemError::Range);
+        }
+        st.mws += 1;
     }
-    if mr.pd != pd {
-        return Err(MemError::Pd);
+    Ok(mr)
+}
+
+impl MrShared {
+    /// Drops a binding counted by [`bind_target`].
+    pub(crate) fn unbind(&self) {
+        let mut st = self.st.lock();
+        st.mws = st.mws.saturating_sub(1);
     }
-    if mr.access & access != access {
-        return Err(MemError::Access);
+
+    /// The window of the whole MR, for a window bound to `[addr, addr + length)` (or
+    /// `length` bytes from the start if `zero_based`).
+    pub(crate) fn window(&self, addr: u64, length: u64, zero_based: bool) -> Window {
+        if zero_based {
+            let iova = self.st.lock().iova;
+            Window {
+                lo: 0,
+                len: length,
+                delta: iova,
+            }
+        } else {
+            Window {
+                lo: addr,
+                len: length,
+                delta: 0,
+            }
+        }
     }
-    let end = iova.checked_add(len).ok_or(MemError::Range)?;
-    if iova < mr.iova || end > mr.iova.saturating_add(mr.length) {
-        return Err(MemError::Range);
-    }
-    Ok(MemRef { mr })
 }
 
 impl MemRef {
-    fn offset(&self, iova: u64, len: usize) -> Result<u64, MemError> {
-        let off = iova.checked_sub(self.mr.iova).ok_or(MemError::Range)?;
-        let end = off.checked_add(len as u64).ok_or(MemError::Range)?;
-        if end > self.mr.length {
+    /// A reference to the window `win` of `mr` (still valid), checked for `len` bytes at
+    /// `iova`.
+    pub(crate) fn new(
+        mr: Arc<MrShared>,
+        win: Window,
+        iova: u64,
+        len: u64,
+    ) -> Result<Self, MemError> {
+        let (base, page_shift, npages) = {
+            let st = mr.st.lock();
+            if st.state != State::Valid {
+                return Err(MemError::State);
+            }
+            (st.iova, st.page_shift, st.npages)
+        };
+        let this = Self {
+            mr,
+            win,
+            base,
+            page_shift,
+            npages,
+        };
+        this.locate(iova, len)?;
+        Ok(this)
+    }
+
+    /// The MR iova of the `len` bytes at `iova`, if they are in the window.
+    fn locate(&self, iova: u64, len: u64) -> Result<u64, MemError> {
+        let off = iova.checked_sub(self.win.lo).ok_or(MemError::Range)?;
+        let end = off.checked_add(len).ok_or(MemError::Range)?;
+        if end > self.win.len {
             return Err(MemError::Range);
         }
-        Ok(off)
+        iova.checked_add(self.win.delta).ok_or(MemError::Range)
+    }
+
+    /// Calls `f(kernel address, range in the buffer)` for each piece of the `len` bytes
+    /// at MR iova `at` of a fast-registration MR.
+    fn fast_walk(
+        &self,
+        pages: &KVec<AtomicU64>,
+        at: u64,
+        len: usize,
+        mut f: impl FnMut(u64, core::ops::Range<usize>) -> Result<(), AccessError>,
+    ) -> Result<(), MemError> {
+        let shift = self.page_shift;
+        let size = 1u64.checked_shl(shift).ok_or(MemError::Range)?;
+        let first = self.base.checked_shr(shift).ok_or(MemError::Range)?;
+        let mut at = at;
+        let mut done = 0usize;
+        while done < len {
+            let index = (at >> shift).checked_sub(first).ok_or(MemError::Range)?;
+            let index = usize::try_from(index).map_err(|_| MemError::Range)?;
+            if index >= self.npages {
+                return Err(MemError::Range);
+            }
+            let page = pages
+                .get(index)
+                .ok_or(MemError::Range)?
+                .load(Ordering::Relaxed);
+            let in_page = at & (size - 1);
+            let n = usize::try_from(size - in_page).map_or(len - done, |n| n.min(len - done));
+            f(
+                page.checked_add(in_page).ok_or(MemError::Range)?,
+                done..done + n,
+            )?;
+            done += n;
+            at = at.checked_add(n as u64).ok_or(MemError::Range)?;
+        }
+        Ok(())
     }
 
     /// Copies from `iova` into `dst`.
     pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> Result<(), MemError> {
-        let off = self.offset(iova, dst.len())?;
-        match self.mr.umem.as_ref() {
-            Some(u) => u.read(off, dst).map_err(|_| MemError::Range),
-            None => {
-                KernelMem::read(iova, dst);
-                Ok(())
-            }
+        let at = self.locate(iova, dst.len() as u64)?;
+        match &self.mr.mem {
+            Memory::User(u) => u.read_at(at.checked_sub(self.base).ok_or(MemError::Range)?, dst)?,
+            Memory::Dma(m) => m.read_at(at, dst)?,
+            Memory::Fast { mem, pages } => self.fast_walk(pages, at, dst.len(), |addr, r| {
+                mem.read_at(addr, dst.get_mut(r).ok_or(AccessError::Range)?)
+            })?,
         }
+        Ok(())
     }
 
     /// Copies `src` to `iova`.
     pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
-        let off = self.offset(iova, src.len())?;
-        match self.mr.umem.as_ref() {
-            Some(u) => u.write(off, src).map_err(|_| MemError::Range),
-            None => {
-                KernelMem::write(iova, src);
-                Ok(())
+        let at = self.locate(iova, src.len() as u64)?;
+        match &self.mr.mem {
+            Memory::User(u) => {
+                u.write_at(at.checked_sub(self.base).ok_or(MemError::Range)?, src)?
             }
+            Memory::Dma(m) => m.write_at(at, src)?,
+            Memory::Fast { mem, pages } => self.fast_walk(pages, at, src.len(), |addr, r| {
+                mem.write_at(addr, src.get(r).ok_or(AccessError::Range)?)
+            })?,
         }
+        Ok(())
     }
 
-    /// Performs `op` on the 8 bytes at `iova`; returns the old value.
+    /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically
+    /// with respect to the CPU's users of that memory; returns the value found.
     pub(crate) fn atomic(&self, iova: u64, op: AtomicOp) -> Result<u64, MemError> {
         if iova % 8 != 0 {
             return Err(MemError::Align);
         }
-        let off = self.offset(iova, 8)?;
-        let op = match op {
-            AtomicOp::CmpSwap { compare, swap } => Atomic::CmpSwap(compare, swap),
-            AtomicOp::FetchAdd(a) => Atomic::FetchAdd(a),
-            AtomicOp::Write(v) => Atomic::Write(v),
+        let at = self.locate(iova, 8)?;
+        let orig = match &self.mr.mem {
+            Memory::User(u) => {
+                u.atomic_at(at.checked_sub(self.base).ok_or(MemError::Range)?, op)?
+            }
+            Memory::Dma(m) => m.atomic_at(at, op)?,
+            Memory::Fast { mem, pages } => {
+                let mut orig = 0;
+                self.fast_walk(pages, at, 8, |addr, r| {
+                    if r.len() != 8 {
+                        return Err(AccessError::Align);
+                    }
+                    orig = mem.atomic_at(addr, op)?;
+                    Ok(())
+                })?;
+                orig
+            }
         };
-        match self.mr.umem.as_ref() {
-            Some(u) => u.atomic(off, op).map_err(|_| MemError::Range),
-            None => Ok(KernelMem::atomic(iova, op)),
-        }
+        Ok(orig)
     }
 }
 
-/// Invalidates the MR or MW `key` names (LOCAL INVALIDATE, SEND with invalidate).
-pub(crate) fn invalidate(_dev: &RrxeDev, _key: u32, _pd: usize, _qpn: u32) -> Result<(), MemError> {
-    Err(MemError::State)
+/// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for
+/// a QP of PD `pd` and number `qpn`: a fast-registration MR becomes free, a type 2B window
+/// unbound.
+pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId, qpn: u32) -> Result<(), MemError> {
+    if mw::is_index(key >> 8) {
+        return mw::invalidate(dev, key, pd, qpn);
+    }
+    let mr = lookup(dev, key)?;
+    if !matches!(mr.mem, Memory::Fast { .. }) {
+        return Err(MemError::State);
+    }
+    let mut st = mr.st.lock();
+    if st.key != key {
+        return Err(MemError::Key);
+    }
+    if st.pd != pd {
+        return Err(MemError::Pd);
+    }
+    if st.mws != 0 || st.state == State::Invalid {
+        return Err(MemError::State);
+    }
+    st.state = State::Free;
+    Ok(())
 }
 
-/// Binds memory window `mw_rkey` (BIND_MW).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn bind_mw(
-    _dev: &RrxeDev,
-    _pd: usize,
-    _qpn: u32,
-    _mw_rkey: u32,
-    _rkey: u32,
-    _mr_lkey: u32,
-    _addr: u64,
-    _length: u64,
-    _access: u32,
+/// Registers the fast-registration MR whose lkey is `mr_lkey` (REG_MR by a QP of PD
+/// `pd`) with the key `new_key` (only its 8-bit part may differ) and `access`, over the
+/// pages `map_mr_sg` mapped. The MR must be free.
+pub(crate) fn fast_reg(
+    dev: &RrxeDev,
+    pd: PdId,
+    mr_lkey: u32,
+    new_key: u32,
+    access: u32,
 ) -> Result<(), MemError> {
-    Err(MemError::State)
+    if new_key >> 8 != mr_lkey >> 8 {
+        return Err(MemError::Key);
+    }
+    let mr = lookup(dev, mr_lkey)?;
+    if !matches!(mr.mem, Memory::Fast { .. }) {
+        return Err(MemError::State);
+    }
+    if access & !SUPPORTED_MR != 0 {
+        return Err(MemError::Access);
+    }
+    let mut st = mr.st.lock();
+    if st.state != State::Free {
+        return Err(MemError::State);
+    }
+    if st.pd != pd {
+        return Err(MemError::Pd);
+    }
+    st.key = new_key;
+    st.access = access;
+    st.state = State::Valid;
+    Ok(())
 }
+
+pub(crate) use mw::bind as bind_mw;
 
 /// The MRs of a device by index.
 pub(crate) type MrTable = IdTable<MrShared>;
@@ -184,11 +493,24 @@ pub(crate) type MrTable = IdTable<MrShared>;
 pub(crate) struct Mr {
     index: u32,
     table: Arc<MrTable>,
+    /// Always `Some` until dropped.
+    shared: Option<Arc<MrShared>>,
 }
 
 impl Drop for Mr {
     fn drop(&mut self) {
-        self.table.remove(self.index);
+        drop(self.table.remove(self.index));
+        let Some(shared) = self.shared.take() else {
+            return;
+        };
+        shared.st.lock().state = State::Invalid;
+        // Process context (dereg_mr): unpin here if nobody else uses the memory any more.
+        if let Some(last) = Arc::into_unique_or_drop(shared) {
+            if let Memory::User(u) = &last.mem {
+                u.release_in_place();
+            }
+            drop(last);
+        }
     }
 }
 
@@ -208,27 +530,67 @@ impl KeyGen {
 }
 
 impl Mr {
-    fn add(dev: &Device<RrxeDev>, shared: MrShared) -> Result<(Self, u32, u32)> {
+    /// Adds an MR over `mem` in `pd` with `access`, `[iova, iova + length)` and `state`;
+    /// returns it and its keys.
+    fn add(
+        dev: &Device<RrxeDev>,
+        mem: Memory,
+        pd: PdId,
+        access: u32,
+        iova: u64,
+        length: u64,
+        state: State,
+    ) -> Result<(Self, u32, u32)> {
         let table = dev.data().mrs().clone();
         let index = table.reserve(MIN_INDEX, MAX_INDEX)?;
-        match Arc::new(shared, GFP_KERNEL) {
-            Ok(shared) => table.fill(index, shared),
+        let key = index << 8 | u32::from(dev.data().keys().next());
+        let shared = Arc::pin_init(
+            pin_init!(MrShared {
+                mem,
+                st <- new_spinlock_bh!(
+                    MrState {
+                        key,
+                        state,
+                        access,
+                        pd,
+                        iova,
+                        length,
+                        page_shift: 0,
+                        npages: 0,
+                        mws: 0,
+                    },
+                    "rrxe:mr"
+                ),
+            }),
+            GFP_KERNEL,
+        );
+        let shared = match shared {
+            Ok(shared) => shared,
             Err(e) => {
                 table.unreserve(index);
-                return Err(e.into());
+                return Err(e);
             }
-        }
-        let key = index << 8 | u32::from(dev.data().keys().next());
-        if let Some(mr) = table.get(index) {
-            mr.key.store(key, Ordering::Relaxed);
-        }
-        Ok((Self { index, table }, key, key))
+        };
+        table.fill(index, shared.clone());
+        Ok((
+            Self {
+                index,
+                table,
+                shared: Some(shared),
+            },
+            key,
+            key,
+        ))
+    }
+
+    fn shared(&self) -> Result<&MrShared> {
+        self.shared.as_deref().ok_or(EINVAL)
     }
 
     /// Registers user memory.
     pub(crate) fn new_user(
         dev: &Device<RrxeDev>,
-        pd: usize,
+        pd: PdId,
         start: u64,
         length: u64,
         iova: u64,
@@ -238,35 +600,121 @@ impl Mr {
             return Err(eopnotsupp());
         }
         let umem = Umem::get(dev, start, length, access)?;
+        let pages = UserPages::new(umem, length, dev.data().wq().clone())?;
         Self::add(
             dev,
-            MrShared {
-                access,
-                iova,
-                length,
-                umem: Some(umem),
-                pd,
-                key: AtomicU32::new(0),
-            },
+            Memory::User(pages),
+            pd,
+            access,
+            iova,
+            length,
+            State::Valid,
         )
     }
 
     /// The DMA MR.
     pub(crate) fn new_dma(
         dev: &Device<RrxeDev>,
-        pd: usize,
+        pd: PdId,
         access: u32,
+        mem: KernelMem,
     ) -> Result<(Self, u32, u32)> {
+        Self::add(dev, Memory::Dma(mem), pd, access, 0, u64::MAX, State::Valid)
+    }
+
+    /// A fast-registration MR of at most `max_num_sg` pages, free.
+    pub(crate) fn new_fast(
+        dev: &Device<RrxeDev>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+        mem: KernelMem,
+    ) -> Result<(Self, u32, u32)> {
+        if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG || max_num_sg > MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let n = max_num_sg as usize;
+        let mut pages = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            pages.push(AtomicU64::new(0), GFP_KERNEL)?;
+        }
         Self::add(
             dev,
-            MrShared {
-                access,
-                iova: 0,
-                length: u64::MAX,
-                umem: None,
-                pd,
-                key: AtomicU32::new(0),
-            },
+            Memory::Fast { mem, pages },
+            pd,
+            REMOTE,
+            0,
+            0,
+            State::Free,
         )
+    }
+
+    /// Maps a fast-registration MR to the scatterlist of `map` (`map_mr_sg`).
+    pub(crate) fn map_sg(&self, map: SgMap<'_>) -> Result<i32> {
+        let shared = self.shared()?;
+        if !matches!(shared.mem, Memory::Fast { .. }) {
+            return Err(EINVAL);
+        }
+        let size = map.page_size();
+        if !size.is_power_of_two() {
+            return Err(EINVAL);
+        }
+        {
+            let mut st = shared.st.lock();
+            st.page_shift = size.trailing_zeros();
+            st.npages = 0;
+        }
+        // Calls `set_page` for each page.
+        let mapped = map.map()?;
+        let mut st = shared.st.lock();
+        st.iova = mapped.iova;
+        st.length = mapped.length;
+        Ok(mapped.count)
+    }
+
+    /// Records the next page of a mapping (its kernel virtual address).
+    pub(crate) fn set_page(&self, addr: u64) -> Result {
+        let shared = self.shared()?;
+        let Memory::Fast { pages, .. } = &shared.mem else {
+            return Err(EINVAL);
+        };
+        let mut st = shared.st.lock();
+        pages
+            .get(st.npages)
+            .ok_or(ENOMEM)?
+            .store(addr, Ordering::Relaxed);
+        st.npages += 1;
+        Ok(())
+    }
+
+    /// Changes the PD or the access of a user MR (`rereg_user_mr`; rxe supports only these
+    /// two, not a new translation).
+    pub(crate) fn rereg(&self, flags: u32, access: u32, pd: Option<PdId>) -> Result {
+        let rereg_pd = b::ib_mr_rereg_flags_IB_MR_REREG_PD;
+        let rereg_access = b::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+        if flags & !(rereg_pd | rereg_access) != 0 {
+            return Err(eopnotsupp());
+        }
+        let shared = self.shared()?;
+        let Memory::User(pages) = &shared.mem else {
+            return Err(EINVAL);
+        };
+        pages.umem().ok_or(EINVAL)?.check_rereg(flags, access)?;
+        if flags & rereg_access != 0 && access & !SUPPORTED_MR != 0 {
+            return Err(eopnotsupp());
+        }
+        let pd = if flags & rereg_pd != 0 {
+            Some(pd.ok_or(EINVAL)?)
+        } else {
+            None
+        };
+        let mut st = shared.st.lock();
+        if let Some(pd) = pd {
+            st.pd = pd;
+        }
+        if flags & rereg_access != 0 {
+            st.access = access;
+        }
+        Ok(())
     }
 }

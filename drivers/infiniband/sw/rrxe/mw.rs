@@ -1,23 +1,231 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory windows, types 1 and 2B: remote access to part of an MR, bound by a verb (type 1)
-//! or a work request (type 2B, binding is part of the data path). Keys come from the upper
-//! half of the index space, as rxe makes them.
+//! Memory windows, types 1 and 2B: remote access to part of an MR, bound by a BIND_MW
+//! work request (for type 1 posted by the userspace provider on behalf of `ibv_bind_mw`).
+//! Keys come from the upper half of the index space, as rxe makes them.
+//!
+//! A type 1 window is valid from allocation and bound or unbound (length 0) by binding;
+//! a type 2B window is free until bound, bound to the QP that bound it, and freed again
+//! by invalidation (LOCAL_INV, SEND with invalidate) (IBA 10.6.7, o10-36, o10-37).
 
 use crate::{
     bindings as b,
     device::RrxeDev,
-    ext::{rdma::device::Device, xarray::IdTable},
+    ext::{
+        rdma::{device::Device, mr::PdId},
+        sync::SpinLockBh,
+        xarray::IdTable,
+    },
+    mr::{self, MemError, MemRef, MrShared},
+    new_spinlock_bh,
 };
 use kernel::{prelude::*, sync::Arc};
 
 const MIN_INDEX: u32 = (1 << 19) + 1;
 const MAX_INDEX: u32 = (1 << 20) - 1;
 
+const TYPE_1: u32 = b::ib_mw_type_IB_MW_TYPE_1;
+const TYPE_2: u32 = b::ib_mw_type_IB_MW_TYPE_2;
+
+/// The access rights a window may grant (rxe's `RXE_ACCESS_SUPPORTED_MW`).
+const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ
+    | b::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+    | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+    | b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+    | b::ib_access_flags_IB_ACCESS_MW_BIND
+    | b::ib_access_flags_IB_ACCESS_ON_DEMAND
+    | b::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL
+    | b::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT
+    | b::ib_access_flags_IB_ACCESS_OPTIONAL
+    | b::ib_access_flags_IB_ZERO_BASED;
+
+/// Whether `index` (a key shifted right by 8) is in the windows' range.
+pub(crate) fn is_index(index: u32) -> bool {
+    (MIN_INDEX..=MAX_INDEX).contains(&index)
+}
+
+/// A binding of a window to an MR.
+struct Binding {
+    mr: Arc<MrShared>,
+    addr: u64,
+    length: u64,
+    /// Access rights granted (`IB_ACCESS_*`, maybe `IB_ZERO_BASED`).
+    access: u32,
+    /// The QP a type 2B window is bound to.
+    qpn: u32,
+}
+
+/// What may change in a window.
+struct MwState {
+    rkey: u32,
+    /// Type 1: always valid until deallocated. Type 2B: valid while bound.
+    valid: bool,
+    bound: Option<Binding>,
+}
+
+impl MwState {
+    /// Unbinds, returning the binding to drop once the lock is released.
+    fn unbind(&mut self) -> Option<Binding> {
+        let old = self.bound.take();
+        if let Some(old) = &old {
+            old.mr.unbind();
+        }
+        old
+    }
+}
+
 /// What the data path finds by rkey.
+#[pin_data]
 pub(crate) struct MwShared {
     /// `IB_MW_TYPE_1` or `IB_MW_TYPE_2`.
-    _mw_type: u32,
+    mw_type: u32,
+    pd: PdId,
+    #[pin]
+    st: SpinLockBh<MwState>,
+}
+
+/// The window `rkey` names.
+fn lookup(dev: &RrxeDev, rkey: u32) -> Result<Arc<MwShared>, MemError> {
+    let index = rkey >> 8;
+    if !is_index(index) {
+        return Err(MemError::Key);
+    }
+    dev.mws().get(index).ok_or(MemError::Key)
+}
+
+/// Finds the memory the window `rkey` grants for a remote access of `len` bytes at `iova`
+/// with rights `access`, by a QP of PD `pd` and number `qpn` (see [`mr::resolve`]).
+pub(crate) fn resolve(
+    dev: &RrxeDev,
+    rkey: u32,
+    pd: PdId,
+    qpn: u32,
+    iova: u64,
+    len: u64,
+    access: u32,
+) -> Result<MemRef, MemError> {
+    let mw = lookup(dev, rkey)?;
+    let (mr, win) = {
+        let st = mw.st.lock();
+        if st.rkey != rkey {
+            return Err(MemError::Key);
+        }
+        if mw.pd != pd {
+            return Err(MemError::Pd);
+        }
+        let bound = match (&st.bound, st.valid) {
+            (Some(bound), true) => bound,
+            _ => return Err(MemError::State),
+        };
+        if mw.mw_type == TYPE_2 && bound.qpn != qpn {
+            return Err(MemError::Qp);
+        }
+        if bound.access & access != access {
+            return Err(MemError::Access);
+        }
+        let zero_based = bound.access & b::ib_access_flags_IB_ZERO_BASED != 0;
+        (
+            bound.mr.clone(),
+            bound.mr.window(bound.addr, bound.length, zero_based),
+        )
+    };
+    MemRef::new(mr, win, iova, len)
+}
+
+/// Binds window `mw_rkey` (BIND_MW posted on QP `qpn` of PD `pd`) to `[addr, addr +
+/// length)` of the MR `mr_lkey` with `access`, giving it the 8-bit key part of `new_rkey`.
+/// Length 0 unbinds a type 1 window.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bind(
+    dev: &RrxeDev,
+    pd: PdId,
+    qpn: u32,
+    mw_rkey: u32,
+    new_rkey: u32,
+    mr_lkey: u32,
+    addr: u64,
+    length: u64,
+    access: u32,
+) -> Result<(), MemError> {
+    let mw = lookup(dev, mw_rkey)?;
+    if access & !SUPPORTED != 0 {
+        return Err(MemError::Access);
+    }
+    let zero_based = access & b::ib_access_flags_IB_ZERO_BASED != 0;
+    let old = {
+        let mut st = mw.st.lock();
+        if st.rkey != mw_rkey {
+            return Err(MemError::Key);
+        }
+        match mw.mw_type {
+            TYPE_1 => {
+                if !st.valid {
+                    return Err(MemError::State);
+                }
+                // o10-36.2.2.
+                if zero_based {
+                    return Err(MemError::Access);
+                }
+            }
+            _ => {
+                // o10-37.2.30, o10-37.2.40.
+                if st.valid || st.bound.is_some() {
+                    return Err(MemError::State);
+                }
+                if length == 0 {
+                    return Err(MemError::Range);
+                }
+            }
+        }
+        // C10-72.
+        if mw.pd != pd {
+            return Err(MemError::Pd);
+        }
+        let mr = if length == 0 {
+            None
+        } else {
+            Some(mr::bind_target(dev, mr_lkey, pd, addr, length, access)?)
+        };
+        let old = st.unbind();
+        st.rkey = (st.rkey & !0xff) | (new_rkey & 0xff);
+        st.valid = true;
+        st.bound = mr.map(|mr| Binding {
+            mr,
+            addr,
+            length,
+            access,
+            qpn,
+        });
+        old
+    };
+    drop(old);
+    Ok(())
+}
+
+/// Invalidates the type 2B window `rkey` (LOCAL_INV or SEND with invalidate received on
+/// QP `qpn` of PD `pd`): it becomes free.
+pub(crate) fn invalidate(dev: &RrxeDev, rkey: u32, pd: PdId, qpn: u32) -> Result<(), MemError> {
+    let mw = lookup(dev, rkey)?;
+    let old = {
+        let mut st = mw.st.lock();
+        if st.rkey != rkey {
+            return Err(MemError::Key);
+        }
+        // o10-37.2.26: type 1 windows are not invalidated.
+        if mw.mw_type == TYPE_1 || !st.valid {
+            return Err(MemError::State);
+        }
+        if mw.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if st.bound.as_ref().is_some_and(|b| b.qpn != qpn) {
+            return Err(MemError::Qp);
+        }
+        st.valid = false;
+        st.unbind()
+    };
+    drop(old);
+    Ok(())
 }
 
 /// The MWs of a device by index.
@@ -31,26 +239,49 @@ pub(crate) struct Mw {
 
 impl Drop for Mw {
     fn drop(&mut self) {
-        self.table.remove(self.index);
+        if let Some(mw) = self.table.remove(self.index) {
+            let old = {
+                let mut st = mw.st.lock();
+                st.valid = false;
+                st.unbind()
+            };
+            drop(old);
+        }
     }
 }
 
 impl Mw {
-    /// Allocates a window; returns it and its rkey.
-    pub(crate) fn new(dev: &Device<RrxeDev>, mw_type: u32) -> Result<(Self, u32)> {
-        if mw_type != b::ib_mw_type_IB_MW_TYPE_1 && mw_type != b::ib_mw_type_IB_MW_TYPE_2 {
+    /// Allocates a window in `pd`; returns it and its rkey.
+    pub(crate) fn new(dev: &Device<RrxeDev>, pd: PdId, mw_type: u32) -> Result<(Self, u32)> {
+        if mw_type != TYPE_1 && mw_type != TYPE_2 {
             return Err(EINVAL);
         }
         let table = dev.data().mws().clone();
         let index = table.reserve(MIN_INDEX, MAX_INDEX)?;
-        match Arc::new(MwShared { _mw_type: mw_type }, GFP_KERNEL) {
+        let rkey = index << 8 | u32::from(dev.data().keys().next());
+        let valid = mw_type == TYPE_1;
+        let shared = Arc::pin_init(
+            pin_init!(MwShared {
+                mw_type,
+                pd,
+                st <- new_spinlock_bh!(
+                    MwState {
+                        rkey,
+                        valid,
+                        bound: None,
+                    },
+                    "rrxe:mw"
+                ),
+            }),
+            GFP_KERNEL,
+        );
+        match shared {
             Ok(shared) => table.fill(index, shared),
             Err(e) => {
                 table.unreserve(index);
-                return Err(e.into());
+                return Err(e);
             }
         }
-        let rkey = index << 8 | u32::from(dev.data().keys().next());
         Ok((Self { index, table }, rkey))
     }
 }

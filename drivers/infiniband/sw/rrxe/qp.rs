@@ -189,7 +189,7 @@ pub(crate) struct QpShared {
     pub(crate) qp_type: QpType,
     pub(crate) signal_all: bool,
     /// The identity of the QP's PD.
-    pub(crate) pd: usize,
+    pub(crate) pd: crate::ext::rdma::mr::PdId,
     /// The `ib_qp` (its address), which kernel consumers' completions name.
     pub(crate) ib_qp: usize,
     /// A kernel consumer's QP.
@@ -197,8 +197,6 @@ pub(crate) struct QpShared {
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
-    /// The device, kept registered while the QP exists.
-    pub(crate) dev: DeviceRef<RrxeDev>,
     /// Received requests (for the responder) and responses (for the completer).
     #[pin]
     pub(crate) req_q: SkbQueue,
@@ -216,6 +214,8 @@ pub(crate) struct QpShared {
     /// producer sides of the queues, apart from the engine's lock.
     #[pin]
     posting: SpinLockIrq<Posting>,
+    /// The device, kept registered while the QP exists (dropped last).
+    pub(crate) dev: DeviceRef<RrxeDev>,
 }
 
 /// The producer sides of a kernel QP's queues and the capacities posting checks.
@@ -804,6 +804,7 @@ impl Qp {
         let qp = &self.shared;
         let res = (|| {
             let p = qp.posting.lock();
+            let kmem = wrs.kernel_mem();
             while let Some(wr) = wrs.next(qp.qp_type.is_datagram(), |ah: &Ah| ah.roce()) {
                 let (wr, av) = wr?;
                 if p.sq.is_full() {
@@ -814,7 +815,7 @@ impl Qp {
                     Some(None) => return Err(EINVAL),
                     None => None,
                 };
-                wqe::write_send(&p.sq, &wr, av.as_ref(), p.max_send_sge, p.max_inline)?;
+                wqe::write_send(&p.sq, &kmem, &wr, av.as_ref(), p.max_send_sge, p.max_inline)?;
                 p.sq.produce()?;
             }
             Ok(())

@@ -160,6 +160,7 @@ fn local_op(qp: &QpShared, dev: &Device<RrxeDev>, wqe: &SendWqe) -> Result<(), M
     let d = dev.data();
     match wqe.op {
         WrOpcode::LocalInv => mr::invalidate(d, wqe.ex, qp.pd, qp.qpn),
+        WrOpcode::RegMr => mr::fast_reg(d, qp.pd, wqe.bind.mr_lkey, wqe.bind.rkey, wqe.bind.access),
         WrOpcode::BindMw => {
             let bd = &wqe.bind;
             mr::bind_mw(
@@ -171,9 +172,10 @@ fn local_op(qp: &QpShared, dev: &Device<RrxeDev>, wqe: &SendWqe) -> Result<(), M
 }
 
 /// The completion status of a failed local operation.
-fn local_status(op: WrOpcode, e: MemError) -> WcStatus {
-    match (op, e) {
-        (WrOpcode::BindMw, _) => WcStatus::MwBindErr,
+fn local_status(op: WrOpcode, _e: MemError) -> WcStatus {
+    match op {
+        WrOpcode::BindMw => WcStatus::MwBindErr,
+        WrOpcode::LocalInv | WrOpcode::RegMr => WcStatus::LocQpOpErr,
         _ => WcStatus::LocProtErr,
     }
 }

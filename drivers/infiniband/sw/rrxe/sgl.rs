@@ -12,7 +12,7 @@ use crate::{
 /// Who is asking: the QP's PD and number, for key checks.
 #[derive(Clone, Copy)]
 pub(crate) struct Owner {
-    pub(crate) pd: usize,
+    pub(crate) pd: crate::ext::rdma::mr::PdId,
     pub(crate) qpn: u32,
 }
 

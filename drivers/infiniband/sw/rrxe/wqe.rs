@@ -241,6 +241,17 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
                 access: m.access,
             };
         }
+        WrOpcode::RegMr if kernel => {
+            // Kernel requests only: the MR's lkey, the new key and the access rights (in the
+            // window member's places, where `write_send` put them).
+            let m = raw.mw();
+            bind = Bind {
+                mr_lkey: m.mr_lkey,
+                rkey: m.rkey,
+                access: m.access,
+                ..Bind::default()
+            };
+        }
         WrOpcode::LocalInv => {}
         _ => return Err(WqeError::Opcode),
     }
@@ -397,6 +408,7 @@ const _: () = assert!(AV_LEN <= size_of::<b::rxe_av>());
 /// address of a UD request.
 pub(crate) fn write_send(
     q: &Producer,
+    kmem: &KernelMem,
     wr: &SendWr,
     av: Option<&RoceAv>,
     max_sge: usize,
@@ -451,7 +463,8 @@ pub(crate) fn write_send(
                 while done < s.length as usize {
                     let n = buf.len().min(s.length as usize - done);
                     let chunk = buf.get_mut(..n).ok_or(EINVAL)?;
-                    KernelMem::read(s.addr.wrapping_add(done as u64), chunk);
+                    kmem.read_at(s.addr.wrapping_add(done as u64), chunk)
+                        .map_err(|_| EINVAL)?;
                     mem.write(at, chunk)?;
                     at += n;
                     done += n;
