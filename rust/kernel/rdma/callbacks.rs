@@ -821,7 +821,9 @@ impl<T: DeviceOps> Device<T> {
                 )
             };
             let sleepable = flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
-            let data = T::create_ah(dev, attr, sleepable, &mut udata)?;
+            // SAFETY: The core sets the AH's PD before calling.
+            let pd = PdId::from_raw(unsafe { (*ah).pd });
+            let data = T::create_ah(dev, pd, attr, sleepable, &mut udata)?;
             // SAFETY: As in `alloc_pd_cb`.
             unsafe { CoreObj::init(ah, data) };
             Ok(0)

@@ -200,6 +200,7 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     /// may sleep, allocations included.
     fn create_ah(
         _dev: &Device<Self>,
+        _pd: PdId,
         _attr: AhAttrs,
         _sleepable: bool,
         _udata: &mut Udata<'_>,

@@ -10,6 +10,7 @@ use crate::{
         rdma::{
             ah::{AhAttrs, RoceAv},
             device::Device,
+            mr::PdId,
             udata::Udata,
         },
         xarray::IdTable,
@@ -25,12 +26,19 @@ const MAX_AH_NUM: u32 = (1 << 15) - 1;
 /// What the send path finds by AH number.
 pub(crate) struct AhShared {
     attr: AhAttrs,
+    /// The AH's PD: only QPs of the same PD may send with it.
+    pd: PdId,
 }
 
 impl AhShared {
     /// The RoCE addressing, if the vector had a source GID.
     pub(crate) fn roce(&self) -> Option<RoceAv> {
         self.attr.roce()
+    }
+
+    /// The AH's PD.
+    pub(crate) fn pd(&self) -> PdId {
+        self.pd
     }
 }
 
@@ -68,6 +76,7 @@ impl Ah {
     /// Creates an AH; for userspace, reports its number when the provider asks for it.
     pub(crate) fn new(
         dev: &Device<RrxeDev>,
+        pd: PdId,
         attr: AhAttrs,
         sleepable: bool,
         udata: &mut Udata<'_>,
@@ -78,7 +87,7 @@ impl Ah {
             if udata.is_user() {
                 return Err(EINVAL);
             }
-            let shared = Arc::new(AhShared { attr }, GFP_ATOMIC)?;
+            let shared = Arc::new(AhShared { attr, pd }, GFP_ATOMIC)?;
             return Ok(Self {
                 shared,
                 entry: None,
@@ -86,7 +95,7 @@ impl Ah {
         }
         let table = dev.data().ahs().clone();
         let num = table.reserve(MIN_AH_NUM, MAX_AH_NUM)?;
-        let shared = match Arc::new(AhShared { attr }, GFP_KERNEL) {
+        let shared = match Arc::new(AhShared { attr, pd }, GFP_KERNEL) {
             Ok(shared) => shared,
             Err(e) => {
                 table.unreserve(num);

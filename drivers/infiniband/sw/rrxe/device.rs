@@ -360,11 +360,12 @@ impl DeviceOps for RrxeDev {
 
     fn create_ah(
         dev: &Device<Self>,
+        pd: PdId,
         attr: AhAttrs,
         sleepable: bool,
         udata: &mut Udata<'_>,
     ) -> Result<Ah> {
-        Ah::new(dev, attr, sleepable, udata)
+        Ah::new(dev, pd, attr, sleepable, udata)
     }
 
     fn query_ah(ah: &Ah) -> Result<AhAttrs> {

@@ -202,14 +202,15 @@ fn start_next(
     let old = inner.eng.track(index);
     let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
         Ok(w) => w,
-        Err(_) => {
+        Err(e) => {
+            let wr_id = wqe::send_wr_id(&inner.sq, index);
             record_done(
                 inner,
                 index,
-                0,
+                wr_id,
                 WrOpcode::Send,
                 SEND_SIGNALED,
-                WcStatus::LocQpOpErr,
+                e.wc_status(),
             );
             crate::comp::complete_sent(qp, inner, out);
             return false;
@@ -242,7 +243,13 @@ fn start_next(
     let (path, dest_qpn, qkey) = if qp.qp_type.is_datagram() {
         let av = match wqe.av {
             Some(av) => Some(av),
-            None => dev.data().ahs().get(wqe.ud.ah_num).and_then(|ah| ah.roce()),
+            // An AH of the QP's PD only.
+            None => dev
+                .data()
+                .ahs()
+                .get(wqe.ud.ah_num)
+                .filter(|ah| ah.pd() == qp.pd)
+                .and_then(|ah| ah.roce()),
         };
         let Some(av) = av else {
             record_done(

@@ -16,7 +16,7 @@ use crate::{
         wqe::{RecvWqeRaw, SendWqeRaw},
         wr::{RecvWr, SendWr, WrSge},
     },
-    proto::verbs::WrOpcode,
+    proto::verbs::{WcStatus, WrOpcode},
     queue::{FromClient, Producer},
 };
 use core::mem::{offset_of, size_of};
@@ -280,8 +280,12 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
         data = Data::Inline { bytes, len: n };
     } else if !op.is_local() && op != WrOpcode::Flush {
         data = read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize)?;
-        // The message is what the SGEs hold, whatever `dma.length` claims.
+        // The provider sets the length to what the SGEs hold: anything else is a corrupt
+        // WQE.
         len = u32::try_from(data.len()).map_err(|_| WqeError::Length)?;
+        if len != dma_len {
+            return Err(WqeError::Length);
+        }
     }
     let av = if kernel && matches!(op, WrOpcode::Send | WrOpcode::SendImm) {
         get_av(q, index).ok()
@@ -300,6 +304,25 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
         len,
         data,
     })
+}
+
+/// The `wr_id` of the send WQE at `index`, for completing a WQE that does not decode.
+pub(crate) fn send_wr_id(q: &FromClient, index: u32) -> u64 {
+    let mut v = [0u8; 8];
+    match q.read_at(index, off::WR_ID, &mut v) {
+        Ok(()) => u64::from_ne_bytes(v),
+        Err(_) => 0,
+    }
+}
+
+impl WqeError {
+    /// The completion status of a WQE rejected this way.
+    pub(crate) fn wc_status(self) -> WcStatus {
+        match self {
+            WqeError::Opcode => WcStatus::LocQpOpErr,
+            WqeError::Length => WcStatus::LocLenErr,
+        }
+    }
 }
 
 /// Decodes the receive WQE at ring position `index`.
