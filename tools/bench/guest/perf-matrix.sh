@@ -287,7 +287,7 @@ probe_rrxe() {
 	else
 		usable[rrxe]=0
 		meta datapath rrxe no
-		note rrxe "rrxe has no data path yet - probe ib_write_bw -s 4096 -n 10 ${P_ST} ($P_ERR); rxe is reported alone"
+		note rrxe "rrxe failed the data path probe ib_write_bw -s 4096 -n 10: ${P_ST} ($P_ERR); rxe is reported alone"
 		dump_logs
 	fi
 }

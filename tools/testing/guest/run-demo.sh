@@ -54,7 +54,7 @@ timeout 30 ib_write_bw -d "$dev" -x "$gid" -F -s 4096 -n 10 >/tmp/srv.log 2>&1 &
 sleep 1
 if ! timeout 30 ib_write_bw -d "$dev" -x "$gid" -F -s 4096 -n 10 127.0.0.1 >/tmp/cli.log 2>&1; then
 	wait
-	echo "== perftest: $RRXE_PROVIDER cannot move data yet: $(reason /tmp/cli.log)"
+	echo "== perftest on $RRXE_PROVIDER failed: $(reason /tmp/cli.log)"
 	echo "run: no perftest figures for $dev."
 	exit 0
 fi
