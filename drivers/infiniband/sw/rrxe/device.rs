@@ -297,8 +297,7 @@ impl DeviceOps for RrxeDev {
     }
 
     fn post_send_doorbell(qp: &Qp) -> Result {
-        qp.doorbell();
-        Ok(())
+        qp.doorbell()
     }
 
     fn modify_qp(qp: &Qp, attr: &QpAttr, mask: u32, _udata: &mut Udata<'_>) -> Result {

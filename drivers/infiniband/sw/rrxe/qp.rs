@@ -43,7 +43,7 @@ use crate::{
 };
 use core::{
     mem::{offset_of, size_of},
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
 use kernel::{
     prelude::*,
@@ -188,6 +188,9 @@ pub(crate) struct QpShared {
     pub(crate) ib_type: u32,
     pub(crate) qp_type: QpType,
     pub(crate) signal_all: bool,
+    /// The state (`IB_QPS_*`), mirrored out of the lock for posting, which may run with
+    /// interrupts disabled.
+    state: AtomicU32,
     /// The identity of the QP's PD.
     pub(crate) pd: crate::ext::rdma::mr::PdId,
     /// The `ib_qp` (its address), which kernel consumers' completions name.
@@ -336,6 +339,7 @@ impl Inner {
             return;
         }
         self.state = b::ib_qp_state_IB_QPS_ERR;
+        qp.state.store(self.state, Ordering::Release);
         self.flush_all(qp, out);
     }
 
@@ -664,6 +668,7 @@ impl Qp {
                 qpn,
                 ib_type,
                 qp_type,
+                state: AtomicU32::new(b::ib_qp_state_IB_QPS_RESET),
                 signal_all: init.signal_all(),
                 pd: init.pd_id(),
                 ib_qp: init.ib_qp(),
@@ -792,6 +797,7 @@ impl Qp {
                 }
                 _ => inner.state = next,
             }
+            qp.state.store(inner.state, Ordering::Release);
         }
         qp.finish(out);
         // Work posted before the QP could send.
@@ -802,6 +808,7 @@ impl Qp {
     /// Posts send requests of a kernel consumer.
     pub(crate) fn post_send(&self, wrs: &mut SendWrs<'_, RrxeDev>) -> Result {
         let qp = &self.shared;
+        self.check_can_post_send()?;
         let res = (|| {
             let p = qp.posting.lock();
             let kmem = wrs.kernel_mem();
@@ -845,6 +852,17 @@ impl Qp {
         res
     }
 
+    /// Posting send work needs RTS (or later: SQD, SQE, ERR, where it is flushed);
+    /// `EINVAL` before.
+    fn check_can_post_send(&self) -> Result {
+        match self.shared.state.load(Ordering::Acquire) {
+            b::ib_qp_state_IB_QPS_RESET
+            | b::ib_qp_state_IB_QPS_INIT
+            | b::ib_qp_state_IB_QPS_RTR => Err(EINVAL),
+            _ => Ok(()),
+        }
+    }
+
     /// Kernel consumers posted work requests (possibly with interrupts disabled): the
     /// work item processes them.
     pub(crate) fn kick(&self) {
@@ -855,8 +873,10 @@ impl Qp {
     /// caller's thread runs the engine at once (saving a work item wake-up per message);
     /// what exceeds the budget goes to the work item. Serialised with the work item by the
     /// QP lock.
-    pub(crate) fn doorbell(&self) {
+    pub(crate) fn doorbell(&self) -> Result {
+        self.check_can_post_send()?;
         self.shared.clone().process();
+        Ok(())
     }
 
     /// Reports the QP's attributes and creation attributes.
