@@ -7,6 +7,8 @@
 #   make run        boot the test kernel, create a device, show it and run perftest
 #                   (PROVIDER=rrxe by default, PROVIDER=rxe for the C reference)
 #   make check      every test: host checks and guest tests; ends with "N passed, N failed"
+#   make conformance  pyverbs rxe vs rrxe, and the two-VM interoperability matrix with rxe
+#                   (also over lossy links); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
@@ -15,7 +17,7 @@
 SHELL := /bin/bash
 PROVIDER ?= rrxe
 
-.PHONY: modules deps kernel clippy fmt fmtcheck run check bench clean
+.PHONY: modules deps kernel clippy fmt fmtcheck run check conformance bench clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -40,6 +42,9 @@ run: modules
 
 check:
 	tools/testing/check
+
+conformance:
+	tools/testing/conformance
 
 bench: modules
 	tools/bench/bench
