@@ -108,6 +108,10 @@ tr_run() {
 			tr_wait_pid "$spid" "$secs" || sst=$?
 		else
 			tr_wait_pid "$spid" 5 || sst=$?
+			if [ $sst = 124 ]; then
+				sst=killed
+				echo "(stopped 5 s after its client failed)" >>"$TR_DIR/$name.server"
+			fi
 		fi
 		;;
 	server)
