@@ -12,6 +12,8 @@
 # commands), the same sequence on both VMs, so a client never talks to a stale server.
 #
 #   tr_run DESC CHECK NAME SECS SERVER_CMD... -- CLIENT_CMD...
+#        (a program killed at its time limit loses what it buffered: perftest prints
+#        nothing then; the device's hw_counters are printed with every failure)
 #        one TAP line: ok if the side(s) run here exit 0 within SECS and `CHECK SIDE LOG`
 #        accepts each side's output (SIDE server|client; CHECK prints why not). After
 #        TR_MAX_HANGS tests in a row that hit their time limit, later tests are not run but
@@ -73,6 +75,17 @@ tr_client() {
 		i=$((i + 1))
 		sleep 1
 	done
+}
+
+# The device's nonzero hw_counters (packets, retransmits, errors) on one comment line.
+tr_counters() {
+	local d=/sys/class/infiniband/${RRXE_DEV:-}/ports/1/hw_counters f v out=''
+	[ -d "$d" ] || return 0
+	for f in "$d"/*; do
+		read -r v <"$f" 2>/dev/null || continue
+		[ "$v" = 0 ] || out="$out ${f##*/}=$v"
+	done
+	echo "#   ${RRXE_DEV:-} hw_counters:${out:- all zero}"
 }
 
 # Prints the last lines of LOG as TAP comments.
@@ -149,6 +162,7 @@ tr_run() {
 		echo "#   client: ${ccmd[*]}"
 		tr_show server "$TR_DIR/$name.server"
 		tr_show client "$TR_DIR/$name.client"
+		tr_counters
 	fi
 	return 0
 }
