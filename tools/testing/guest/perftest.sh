@@ -37,7 +37,7 @@ pt() {
 
 # Size sweeps, 2 B .. 8 MiB.
 for prog in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
-	pt 23 8388608 150 $prog -a -n "$iters"
+	pt 23 8388608 300 $prog -a -n "$iters"
 done
 # Deep queues: 1000 messages of 4 KiB, up to 128 in flight (perftest's default TX depth).
 for prog in ib_write_bw ib_read_bw ib_send_bw; do

@@ -24,7 +24,7 @@ chk_rping() {
 	[ "$1" = client ] || return 0
 	n=$(grep -o 'rdma-ping-[0-9]*: ' "$2" | sort -u | wc -l)
 	[ "$n" = "$TR_COUNT" ] || { echo "$n pings printed, want $TR_COUNT"; return 1; }
-	! grep -qi 'mismatch\|error' "$2" || { echo "$(grep -i -m1 'mismatch\|error' "$2")"; return 1; }
+	! grep -qi 'mismatch\|error' "$2" || { grep -i -m1 'mismatch\|error' "$2"; return 1; }
 }
 
 TR_COUNT=1000

@@ -12,6 +12,8 @@
 # commands), the same sequence on both VMs, so a client never talks to a stale server.
 #
 #   tr_run DESC CHECK NAME SECS SERVER_CMD... -- CLIENT_CMD...
+#        (a program killed at its time limit loses what it buffered: perftest prints
+#        nothing then; the device's hw_counters are printed with every failure)
 #        one TAP line: ok if the side(s) run here exit 0 within SECS and `CHECK SIDE LOG`
 #        accepts each side's output (SIDE server|client; CHECK prints why not). After
 #        TR_MAX_HANGS tests in a row that hit their time limit, later tests are not run but
@@ -75,6 +77,17 @@ tr_client() {
 	done
 }
 
+# The device's nonzero hw_counters (packets, retransmits, errors) on one comment line.
+tr_counters() {
+	local d=/sys/class/infiniband/${RRXE_DEV:-}/ports/1/hw_counters f v out=''
+	[ -d "$d" ] || return 0
+	for f in "$d"/*; do
+		read -r v <"$f" 2>/dev/null || continue
+		[ "$v" = 0 ] || out="$out ${f##*/}=$v"
+	done
+	echo "#   ${RRXE_DEV:-} hw_counters:${out:- all zero}"
+}
+
 # Prints the last lines of LOG as TAP comments.
 tr_show() {
 	local side=$1 log=$2 n=${3:-25}
@@ -108,6 +121,10 @@ tr_run() {
 			tr_wait_pid "$spid" "$secs" || sst=$?
 		else
 			tr_wait_pid "$spid" 5 || sst=$?
+			if [ $sst = 124 ]; then
+				sst=killed
+				echo "(stopped 5 s after its client failed)" >>"$TR_DIR/$name.server"
+			fi
 		fi
 		;;
 	server)
@@ -145,6 +162,7 @@ tr_run() {
 		echo "#   client: ${ccmd[*]}"
 		tr_show server "$TR_DIR/$name.server"
 		tr_show client "$TR_DIR/$name.client"
+		tr_counters
 	fi
 	return 0
 }
