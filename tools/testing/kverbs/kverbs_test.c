@@ -50,7 +50,10 @@
  *                              ib_update_fast_reg_key
  *   write_global, write_imm_global, read_global
  *                              the same through pd->unsafe_global_rkey
- *                              (IB_PD_UNSAFE_GLOBAL_RKEY; it has no atomic access)
+ *                              (IB_PD_UNSAFE_GLOBAL_RKEY)
+ *   atomic_global_denied       that rkey has no atomic access: a FETCH_AND_ADD through it
+ *                              (once, after the rounds) must fail with
+ *                              IB_WC_REM_ACCESS_ERR and leave the target alone
  *   send_inv, local_inv        per round REG_MR, a WRITE, then SEND_WITH_INV (receiver
  *                              sees IB_WC_WITH_INVALIDATE) or LOCAL_INV; at the end a
  *                              WRITE with the invalidated rkey must fail with
@@ -775,7 +778,10 @@ static const char *const result_name[] = { "ok", "partial", "unsupported", "erro
 #define T_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 		  IB_ACCESS_REMOTE_ATOMIC)
 
-enum tkind { TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_SEND_INV, TK_LOCAL_INV, TK_UD };
+enum tkind {
+	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
+	TK_LOCAL_INV, TK_UD
+};
 enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8 };
 
 static const struct tvariant {
@@ -798,6 +804,7 @@ static const struct tvariant {
 	{ "write_global", TK_WRITE, TF_GLOBAL, IB_POLL_DIRECT },
 	{ "write_imm_global", TK_WRITE, TF_GLOBAL | TF_IMM, IB_POLL_DIRECT },
 	{ "read_global", TK_READ, TF_GLOBAL, IB_POLL_DIRECT },
+	{ "atomic_global_denied", TK_ATOMIC_DENIED, TF_GLOBAL, IB_POLL_DIRECT },
 	{ "send_inv", TK_SEND_INV, TF_FRMR, IB_POLL_DIRECT },
 	{ "local_inv", TK_LOCAL_INV, TF_FRMR, IB_POLL_DIRECT },
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
@@ -1241,10 +1248,11 @@ static const char *tmissing(struct ib_device *d, const struct tvariant *tv)
 		return "no IB_DEVICE_MEM_MGT_EXTENSIONS";
 	if ((tv->flags & TF_FRMR) && d->attrs.max_fast_reg_page_list_len < T_BUF / PAGE_SIZE + 1)
 		return "max_fast_reg_page_list_len too small";
-	if ((tv->kind == TK_READ || tv->kind == TK_ATOMIC) &&
+	if ((tv->kind == TK_READ || tv->kind == TK_ATOMIC || tv->kind == TK_ATOMIC_DENIED) &&
 	    (!d->attrs.max_qp_rd_atom || !d->attrs.max_qp_init_rd_atom))
 		return "max_qp_rd_atom is 0";
-	if (tv->kind == TK_ATOMIC && d->attrs.atomic_cap == IB_ATOMIC_NONE)
+	if ((tv->kind == TK_ATOMIC || tv->kind == TK_ATOMIC_DENIED) &&
+	    d->attrs.atomic_cap == IB_ATOMIC_NONE)
 		return "atomic_cap is IB_ATOMIC_NONE";
 	if (tv->kind == TK_UD && (!d->ops.create_ah || !d->ops.destroy_ah))
 		return "ops.create_ah/destroy_ah missing";
@@ -1622,8 +1630,9 @@ static noinline_for_stack int tread_one(struct tctx *c, u32 len, int idx)
 }
 
 /* One atomic at side 1's ROFF (8-aligned), the original lands at side 0's LOFF. */
-static noinline_for_stack int tatomic_one(struct tctx *c, enum ib_wr_opcode op, u32 roff, u32 loff, u64 add_cmp,
-		       u64 swap, u64 orig, u64 after)
+static noinline_for_stack int tatomic_one(struct tctx *c, enum ib_wr_opcode op, u32 roff,
+					  u32 loff, u64 add_cmp, u64 swap, u64 orig, u64 after,
+					  bool ok)
 {
 	u64 *rv = (u64 *)(c->s[1].buf + roff), *lv = (u64 *)(c->s[0].buf + loff);
 	struct ib_sge sg = { c->s[0].dma + loff, 8, c->pd->local_dma_lkey };
@@ -1645,13 +1654,15 @@ static noinline_for_stack int tatomic_one(struct tctx *c, enum ib_wr_opcode op, 
 	err = tpost_send(c, 0, &wr.wr, &w, what);
 	if (!err)
 		err = twait(c, &w, 1, what);
-	if (!err)
+	if (!err && !ok)
+		err = tcheck_status(c, w, what, IB_WC_REM_ACCESS_ERR);
+	else if (!err)
 		err = tcheck(c, w, what, fa ? IB_WC_FETCH_ADD : IB_WC_COMP_SWAP, c->s[0].qp, 8, 0,
 			     0, 0);
 	if (err)
 		return err;
 	tsync_cpu(c);
-	if (*lv != orig)
+	if (ok && *lv != orig)
 		return terr(c, -EIO, "%s: returned %#llx, expected %#llx", what, *lv, orig);
 	if (*rv != after)
 		return terr(c, -EIO, "%s: target %#llx, expected %#llx", what, *rv, after);
@@ -1674,11 +1685,12 @@ static int tatomics(struct tctx *c, int round)
 
 		memset(c->s[1].buf + roff - 8, T_POISON, 24);
 		*(u64 *)(c->s[1].buf + roff) = v;
-		err = tatomic_one(c, IB_WR_ATOMIC_FETCH_AND_ADD, roff, loff, a, 0, v, v + a);
+		err = tatomic_one(c, IB_WR_ATOMIC_FETCH_AND_ADD, roff, loff, a, 0, v, v + a, true);
 		if (!err)	/* matches: swaps */
-			err = tatomic_one(c, IB_WR_ATOMIC_CMP_AND_SWP, roff, loff, v + a, s, v + a, s);
+			err = tatomic_one(c, IB_WR_ATOMIC_CMP_AND_SWP, roff, loff, v + a, s, v + a, s,
+					  true);
 		if (!err)	/* does not match: leaves the target */
-			err = tatomic_one(c, IB_WR_ATOMIC_CMP_AND_SWP, roff, loff, ~s, v, s, s);
+			err = tatomic_one(c, IB_WR_ATOMIC_CMP_AND_SWP, roff, loff, ~s, v, s, s, true);
 	}
 	return err;
 }
@@ -1831,6 +1843,8 @@ static int tround(struct tctx *c, int round)
 		if (!err)
 			err = c->tv->kind == TK_SEND_INV ? tsend_inv(c) : tlocal_inv(c);
 		break;
+	case TK_ATOMIC_DENIED:	/* tfinish: the QP does not survive it */
+		break;
 	case TK_UD:
 		for (k = 0; !err && k < n; k++)
 			if (sz[k] <= c->mtu)
@@ -1847,6 +1861,14 @@ static int tfinish(struct tctx *c)
 	int err;
 
 	switch (c->tv->kind) {
+	case TK_ATOMIC_DENIED: {
+		/* The global rkey has remote read and write access, not atomic. */
+		u64 v = get_random_u64();
+
+		memset(c->s[1].buf + 64 - 8, T_POISON, 24);
+		*(u64 *)(c->s[1].buf + 64) = v;
+		return tatomic_one(c, IB_WR_ATOMIC_FETCH_AND_ADD, 64, 64, 1, 0, 0, v, false);
+	}
 	case TK_SEND_INV:
 		return twrite_one(c, 512, 0, false, 0, false);
 	case TK_LOCAL_INV:
@@ -1878,7 +1900,7 @@ static noinline_for_stack void run_traffic(struct ib_device *dev, long rounds, i
 			continue;
 		c = kvzalloc(sizeof(*c), GFP_KERNEL);
 		if (!c) {
-			report("traffic:%-16s error %6d %5d ms  kvzalloc\n", tvariants[i].name, 0, 0);
+			report("traffic:%-20s error %6d %5d ms  kvzalloc\n", tvariants[i].name, 0, 0);
 			nres[RES_ERROR]++;
 			continue;
 		}
@@ -1899,11 +1921,11 @@ static noinline_for_stack void run_traffic(struct ib_device *dev, long rounds, i
 		res = !err ? RES_OK : is_unsupported(err) ? RES_UNSUPPORTED : RES_ERROR;
 		nres[res]++;
 		if (err)
-			report("traffic:%-16s %-11s %6ld %5lld ms  %s: %d\n", c->tv->name,
+			report("traffic:%-20s %-11s %6ld %5lld ms  %s: %d\n", c->tv->name,
 			       result_name[res], done, ktime_ms_delta(ktime_get(), start), c->msg,
 			       err);
 		else
-			report("traffic:%-16s %-11s %6ld %5lld ms\n", c->tv->name,
+			report("traffic:%-20s %-11s %6ld %5lld ms\n", c->tv->name,
 			       result_name[res], done, ktime_ms_delta(ktime_get(), start));
 		kvfree(c);
 	}
