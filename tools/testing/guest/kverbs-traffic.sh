@@ -8,7 +8,8 @@
 # chained bursts, CQs polled directly and through workqueue/softirq callbacks, RDMA
 # WRITE (with immediate), RDMA READ and atomics through a fast-registration MR or the
 # PD's unsafe global rkey, SEND_WITH_INV and LOCAL_INV, and UD datagrams. Each variant
-# is one TAP line: "error" fails; "unsupported" is a SKIP unless --require-all.
+# is one TAP line: "error" fails; "unsupported" is a SKIP unless --require-all. Booted
+# with --append kmemleak=on, kmemleak must also find nothing new after a warm-up run.
 #
 #   kverbs-traffic.sh [--require-all] [ROUNDS [VARIANTS]]
 #
@@ -16,7 +17,7 @@
 # comma-separated list of traffic:NAME.
 #
 #   tools/testing/vm-run --provider rxe tools/testing/guest/kverbs-traffic.sh --require-all
-#   tools/testing/vm-run --provider rrxe tools/testing/guest/kverbs-traffic.sh
+#   tools/testing/vm-run --provider rrxe --append kmemleak=on tools/testing/guest/kverbs-traffic.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
@@ -36,6 +37,14 @@ check "modprobe kverbs_test dev=$dev" modprobe kverbs_test dev="$dev"
 [ -d $dbg ] || die "no $dbg"
 grep -q "^$dev " $dbg/devices || die "the client does not see $dev"
 sed 's/^/# /' $dbg/devices
+leakcheck=
+if kmemleak_on; then
+	# Warm-up: lasting core state (workqueues, caches) is not a leak.
+	echo "$variants 1" >$dbg/run || tap_fail "warm-up run failed"
+	kmemleak_new >/dev/null
+	echo clear >/sys/kernel/debug/kmemleak
+	leakcheck=1
+fi
 start=$(date +%s)
 check "run '$variants $rounds'" sh -c "echo '$variants $rounds' >$dbg/run"
 echo "# took $(($(date +%s) - start)) s"
@@ -62,6 +71,13 @@ done </tmp/results
 [ $n -gt 0 ] || tap_fail "no traffic lines in the results"
 grep -q '^summary:' /tmp/results || tap_fail "no summary line in the results"
 check "rmmod kverbs_test" rmmod kverbs_test
+if [ -n "$leakcheck" ]; then
+	kmemleak_new >/tmp/leaks
+	sed 's/^/# /' /tmp/leaks | head -n 80
+	check "kmemleak: no new unreferenced object" test ! -s /tmp/leaks
+else
+	tap_skip "kmemleak is off (boot with --append kmemleak=on)"
+fi
 # The driver's and the core's messages during the run (the result lines are above).
 dmesg_since "$mark" | grep -v 'kverbs_test: \(traffic:\|summary:\|device \)' |
 	grep -v 'enabling unsafe global rkey' | head -n 60 | sed 's/^/# kernel: /'
