@@ -13,10 +13,7 @@ use crate::{
     ext::{
         delay::msleep,
         error::eopnotsupp,
-        net::{
-            skb::{SkBuff, SkbQueue},
-            xmit::{TxDone, TxOwner},
-        },
+        net::{skb::SkbQueue, xmit::TxOwner},
         rdma::{
             ah::AhAttrs,
             device::{Device, DeviceRef},
@@ -26,7 +23,7 @@ use crate::{
             wr::{RecvWrs, SendWrs},
         },
         sync::{SpinLockBh, SpinLockIrq},
-        timer::{ArcTimer, TimerCallback},
+        timer::ArcTimer,
         xarray::IdTable,
     },
     new_spinlock_bh, new_spinlock_irq, params,
@@ -38,6 +35,7 @@ use crate::{
     },
     queue::{map, FromClient, Producer},
     srq::SrqShared,
+    task::{TxWake, WakeSlot, TX_DRAIN_MS},
     tx::{self, Path},
     wqe,
 };
@@ -48,7 +46,7 @@ use core::{
 use kernel::{
     prelude::*,
     sync::Arc,
-    workqueue::{impl_has_work, new_work, Work, WorkItem},
+    workqueue::{impl_has_work, new_work, Work},
 };
 
 /// QP numbers of regular QPs: after the special ones.
@@ -129,58 +127,6 @@ impl Drop for Qp {
     }
 }
 
-/// How long a destroyed QP waits for its packets to leave (milliseconds).
-const TX_DRAIN_MS: u32 = 2000;
-/// A QP stops sending with this many skbs in flight...
-const TX_HIGH: usize = 64;
-/// ... and resumes when they fall to this many (as rxe).
-const TX_LOW: usize = 16;
-
-/// The receive path of another QP (loopback) or the stack frees this QP's skbs: wakes the
-/// sender if it stopped at the high mark.
-pub(crate) struct TxWake {
-    throttled: AtomicBool,
-    slot: Arc<WakeSlot>,
-}
-
-/// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.
-#[pin_data]
-pub(crate) struct WakeSlot {
-    #[pin]
-    qp: SpinLockBh<Option<Arc<QpShared>>>,
-}
-
-impl TxDone for TxWake {
-    fn tx_done(&self, in_flight: usize) {
-        if in_flight <= TX_LOW && self.throttled.swap(false, Ordering::SeqCst) {
-            let qp = self.slot.qp.lock().clone();
-            if let Some(qp) = qp {
-                qp.schedule();
-            }
-        }
-    }
-}
-
-impl Inner {
-    /// Whether the sender must stop: too many of its packets are in flight (it is woken
-    /// when they drain), or the QP is being destroyed.
-    pub(crate) fn tx_throttled(&self) -> bool {
-        let Some(tx) = self.tx.as_ref() else {
-            return true;
-        };
-        if tx.in_flight() < TX_HIGH {
-            return false;
-        }
-        tx.data().throttled.store(true, Ordering::SeqCst);
-        // Freed meanwhile: the wake-up may have been missed.
-        if tx.in_flight() < TX_HIGH {
-            tx.data().throttled.store(false, Ordering::SeqCst);
-            return false;
-        }
-        true
-    }
-}
-
 /// The state of a QP that its packets (and its number) find.
 #[pin_data]
 pub(crate) struct QpShared {
@@ -257,7 +203,7 @@ pub(crate) struct Inner {
     /// The attributes the engine uses, decoded.
     pub(crate) params: Params,
     /// The QP was destroyed.
-    dead: bool,
+    pub(crate) dead: bool,
 }
 
 /// The attributes the engine uses, decoded from the `modify_qp` attributes.
@@ -344,7 +290,7 @@ impl Inner {
     }
 
     /// Flushes both queues and the WQE the responder holds from an SRQ.
-    fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
+    pub(crate) fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
         if let Some(r) = self.eng.resp.recv.take() {
             if r.from_srq {
                 let wc = Cqe {
@@ -366,113 +312,6 @@ impl Inner {
         let cons = self.sq.consumer();
         self.eng.clear(cons);
         out.retrans = Some(0);
-    }
-}
-
-impl QpShared {
-    /// Queues a received packet and schedules the work item.
-    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
-        if request {
-            self.req_q.push(skb);
-        } else {
-            self.resp_q.push(skb);
-        }
-        self.schedule();
-    }
-
-    /// Schedules the work item (it runs once more if it is running).
-    pub(crate) fn schedule(self: Arc<Self>) {
-        let wq = self.dev.data().wq().clone();
-        // Already queued: it will see the new work.
-        let _ = wq.enqueue(self);
-    }
-
-    /// Handles what the engine asked for once the lock is dropped.
-    fn finish(self: &Arc<Self>, out: Outbox) {
-        if out.send_cq {
-            self.send_cq.notify();
-        }
-        if out.recv_cq && !(out.send_cq && self.recv_cq.same(&self.send_cq)) {
-            self.recv_cq.notify();
-        }
-        match out.retrans {
-            Some(0) => {
-                self.cancel_timer::<0>();
-            }
-            Some(us) => self.arm_timer_usecs::<0>(u32::try_from(us).unwrap_or(u32::MAX)),
-            None => {}
-        }
-        if let Some(us) = out.rnr {
-            self.arm_timer_usecs::<1>(us);
-        }
-        if out.again {
-            self.clone().schedule();
-        }
-    }
-}
-
-impl WorkItem for QpShared {
-    type Pointer = Arc<QpShared>;
-
-    fn run(this: Arc<QpShared>) {
-        this.process();
-    }
-}
-
-impl QpShared {
-    /// One pass of the engine: responses, timeouts, requests, then sending, each within
-    /// its budget; queues the work item again if work is left. Process context.
-    fn process(self: Arc<Self>) {
-        let this = self;
-        let Some(ndev) = this.dev.netdev() else {
-            this.req_q.purge();
-            this.resp_q.purge();
-            return;
-        };
-        let mut out = Outbox::default();
-        {
-            let mut inner = this.inner.lock();
-            if inner.dead {
-                return;
-            }
-            if inner.state == b::ib_qp_state_IB_QPS_ERR {
-                inner.flush_all(&this, &mut out);
-            }
-            let dev: &Device<RrxeDev> = &this.dev;
-            for _ in 0..BUDGET {
-                let Some(skb) = this.resp_q.pop() else { break };
-                crate::comp::on_response(&this, dev, &ndev, &mut inner, skb, &mut out);
-            }
-            if inner.eng.timed_out {
-                inner.eng.timed_out = false;
-                crate::comp::on_timeout(&this, dev, &mut inner, &mut out);
-            }
-            out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
-            out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);
-            crate::comp::complete_sent(&this, &mut inner, &mut out);
-            out.again |= !this.resp_q.is_empty();
-        }
-        this.finish(out);
-    }
-}
-
-impl TimerCallback<0> for QpShared {
-    fn fired(this: Arc<Self>) {
-        this.inner.lock().eng.timed_out = true;
-        this.schedule();
-    }
-}
-
-impl TimerCallback<1> for QpShared {
-    fn fired(this: Arc<Self>) {
-        {
-            let mut inner = this.inner.lock();
-            if inner.eng.rnr_wait {
-                inner.eng.rnr_wait = false;
-                crate::req::rewind(&mut inner);
-            }
-        }
-        this.schedule();
     }
 }
 

@@ -46,6 +46,7 @@ mod req;
 mod resp;
 mod sgl;
 mod srq;
+mod task;
 mod tx;
 mod wqe;
 

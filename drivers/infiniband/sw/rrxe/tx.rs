@@ -20,8 +20,8 @@ use crate::{
         icrc::{self, NetHeaders},
         packet::{Headers, Layout},
     },
-    qp::TxWake,
     recv,
+    task::TxWake,
 };
 use kernel::prelude::*;
 
