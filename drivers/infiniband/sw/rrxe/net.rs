@@ -40,7 +40,7 @@ impl EncapRecv for Rx {
         let Some(dev) = self.registry.get_by_netdev(ndev) else {
             return;
         };
-        recv::process(&dev, skb);
+        recv::process(&dev, skb, recv::Origin::Wire);
     }
 }
 

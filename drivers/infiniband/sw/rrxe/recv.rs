@@ -17,8 +17,17 @@ use crate::{
     },
 };
 
+/// Where a datagram comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The network: its ICRC is checked.
+    Wire,
+    /// This device's own transmit path: it has no ICRC to check.
+    Loopback,
+}
+
 /// The QPN of a valid packet and whether it is a request.
-fn classify(skb: &SkBuff) -> Option<(u32, bool)> {
+fn classify(skb: &SkBuff, origin: Origin) -> Option<(u32, bool)> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -32,16 +41,18 @@ fn classify(skb: &SkBuff) -> Option<(u32, bool)> {
         _ => return None,
     };
     let pkt = Packet::parse(view.payload).ok()?;
-    icrc::verify(&KernelCrc, &net, view.payload).ok()?;
+    if origin == Origin::Wire {
+        icrc::verify(&KernelCrc, &net, view.payload).ok()?;
+    }
     Some((pkt.hdr.bth.dest_qpn, pkt.opcode().is_request()))
 }
 
 /// Takes one received datagram for device `dev`.
-pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff) {
+pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin) {
     if skb.linearize().is_err() {
         return;
     }
-    let Some((qpn, request)) = classify(&skb) else {
+    let Some((qpn, request)) = classify(&skb, origin) else {
         return;
     };
     let data = dev.data();

@@ -20,7 +20,7 @@ use crate::{
         icrc::{self, NetHeaders},
         packet::{Headers, Layout},
     },
-    recv,
+    recv::{self, Origin},
     task::TxWake,
 };
 use kernel::prelude::*;
@@ -124,10 +124,12 @@ pub(crate) fn send<E>(
     };
     dev.data().count(Counter::SentPkts);
     if path.av.dmac == ndev.mac() {
+        // Addressed to this device: the packet never leaves memory, so it carries no
+        // ICRC (the receive path is told not to check it).
         let skb = skb
-            .loopback(ndev, &flow, finish)
+            .loopback(ndev, &flow, |_, _, _| {})
             .map_err(|_| TxError::Net)?;
-        recv::process(dev, skb);
+        recv::process(dev, skb, Origin::Loopback);
         Ok(())
     } else {
         skb.send(ndev, &flow, finish).map_err(|_| TxError::Net)
