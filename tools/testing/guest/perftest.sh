@@ -10,6 +10,7 @@
 # printed its result rows (a sweep: 23, the last for 8388608 bytes). Numbers are printed,
 # never judged: speed belongs to `make bench`.
 #   vm-run [--provider rxe|rrxe] --timeout 600 tools/testing/guest/perftest.sh [ITERS]
+# With --vms 2 the servers run in VM1 and the clients in VM2 (as in `make conformance`).
 # ITERS: iterations per size of the sweeps (default 5).
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
