@@ -310,7 +310,7 @@ impl<'a> Packet<'a> {
             return Err(ProtoError::UnexpectedPayload);
         }
         // Header lengths are multiples of four; the pad must complete the payload to one.
-        if body % 4 != 0 {
+        if body & 3 != 0 {
             return Err(ProtoError::Misaligned);
         }
         if payload_len > MAX_PAYLOAD {

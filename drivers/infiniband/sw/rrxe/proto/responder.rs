@@ -451,7 +451,7 @@ pub const fn check_atomic_write(dma_len: u32, payload_len: u32, pad: u8) -> Resu
 
 /// Checks that the target of an atomic operation is 8-byte aligned.
 pub const fn check_atomic_alignment(va: u64) -> Result<(), RespError> {
-    if va % ATOMIC_ALIGN == 0 {
+    if va & (ATOMIC_ALIGN - 1) == 0 {
         Ok(())
     } else {
         Err(RespError::MisalignedAtomic)
