@@ -16,8 +16,8 @@ use crate::{
     },
     proto::{
         completer::{
-            judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision, Verdict,
-            WqeView,
+            early, judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision,
+            Verdict, WqeView,
         },
         packet::Packet,
         verbs::{QpType, WcStatus},
@@ -120,6 +120,103 @@ pub(crate) fn on_timeout(
     }
 }
 
+/// Progress was made: the retry and RNR counters start again.
+fn progress(inner: &mut Inner) {
+    let p = inner.params;
+    let e = &mut inner.eng;
+    e.retry = RetryCounter::new(p.retry_cnt);
+    e.rnr = RetryCounter::new(p.rnr_retry);
+    e.retrying = false;
+    e.ahead.reset();
+}
+
+/// Completes the oldest WQE if its result came early. Returns true if it did.
+fn complete_early(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) -> bool {
+    if !outstanding(inner) || inner.state == b::ib_qp_state_IB_QPS_ERR {
+        return false;
+    }
+    let t = inner.eng.track(inner.sq.consumer());
+    let Some(status) = t.early else {
+        return false;
+    };
+    inner.eng.comp.wqe_done(t.last_psn);
+    progress(inner);
+    complete_front(qp, inner, out, status);
+    true
+}
+
+/// Writes response data at `off` in the local buffers of the send WQE at `index`.
+fn store(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    inner: &Inner,
+    index: u32,
+    off: u64,
+    data: &[u8],
+) -> bool {
+    let owner = Owner {
+        pd: qp.pd,
+        qpn: qp.qpn,
+    };
+    let stored = wqe::read_send(&inner.sq, index, qp.kernel)
+        .ok()
+        .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, data));
+    matches!(stored, Some(Ok(())))
+}
+
+/// The original value an atomic acknowledge returns.
+fn atomic_orig(pkt: &Packet<'_>) -> [u8; 8] {
+    pkt.hdr
+        .atomic_ack
+        .map(|a| a.orig)
+        .unwrap_or(0)
+        .to_ne_bytes()
+}
+
+/// A response came ahead of the oldest WQE: if it is the whole answer of a later one-packet
+/// read or atomic, stores the result with that WQE, which completes in its turn.
+fn keep_early(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    inner: &mut Inner,
+    rsp: &Response,
+    pkt: &Packet<'_>,
+) {
+    let cons = inner.sq.consumer();
+    let mut index = cons;
+    for _ in 1..inner.sq.distance(cons, inner.eng.hw_index) {
+        index = inner.sq.next_index(index);
+        let mut t = inner.eng.track(index);
+        if t.first_psn.is_after(rsp.psn) {
+            return;
+        }
+        if t.no_ack || t.early.is_some() {
+            continue;
+        }
+        let wv = WqeView {
+            wr: t.op,
+            first_psn: t.first_psn,
+            last_psn: t.last_psn,
+            all_sent: t.all_sent,
+        };
+        let stored = match early(&wv, rsp) {
+            Some(Verdict::AtomicResult) => store(qp, dev, inner, index, 0, &atomic_orig(pkt)),
+            Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len) => {
+                store(qp, dev, inner, index, 0, pkt.payload)
+            }
+            Some(_) => return,
+            None => continue,
+        };
+        t.early = Some(if stored {
+            WcStatus::Success
+        } else {
+            WcStatus::LocProtErr
+        });
+        inner.eng.set_track(index, t);
+        return;
+    }
+}
+
 /// Processes one response packet.
 pub(crate) fn on_response(
     qp: &QpShared,
@@ -141,11 +238,12 @@ pub(crate) fn on_response(
         psn: pkt.psn(),
         syndrome: pkt.hdr.aeth.map(|a| a.syndrome),
     };
-    let owner = Owner {
-        pd: qp.pd,
-        qpn: qp.qpn,
-    };
+    let mut progressed = false;
     while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
+        if complete_early(qp, inner, out) {
+            progressed = true;
+            continue;
+        }
         let cons = inner.sq.consumer();
         let t = inner.eng.track(cons);
         if t.no_ack {
@@ -163,11 +261,8 @@ pub(crate) fn on_response(
         };
         let v = judge(&inner.eng.comp, &wv, &rsp);
         if v.resets_retries() {
-            let p = inner.params;
-            let e = &mut inner.eng;
-            e.retry = RetryCounter::new(p.retry_cnt);
-            e.rnr = RetryCounter::new(p.rnr_retry);
-            e.retrying = false;
+            progress(inner);
+            progressed = true;
         }
         match v {
             Verdict::Drop => break,
@@ -189,10 +284,7 @@ pub(crate) fn on_response(
             Verdict::ReadData => {
                 let mtu = u64::from(inner.params.mtu.bytes());
                 let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-                let stored = wqe::read_send(&inner.sq, cons, qp.kernel)
-                    .ok()
-                    .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, pkt.payload));
-                if !matches!(stored, Some(Ok(()))) {
+                if !store(qp, dev, inner, cons, off, pkt.payload) {
                     complete_front(qp, inner, out, WcStatus::LocProtErr);
                     break;
                 }
@@ -205,12 +297,9 @@ pub(crate) fn on_response(
                 break;
             }
             Verdict::AtomicResult => {
-                let orig = pkt.hdr.atomic_ack.map(|a| a.orig).unwrap_or(0);
-                let stored = wqe::read_send(&inner.sq, cons, qp.kernel)
-                    .ok()
-                    .map(|w| sgl::write(dev.data(), owner, w.data.sges(), 0, &orig.to_ne_bytes()));
+                let stored = store(qp, dev, inner, cons, 0, &atomic_orig(&pkt));
                 inner.eng.comp.update(rsp.opcode, rsp.psn);
-                let status = if matches!(stored, Some(Ok(()))) {
+                let status = if stored {
                     WcStatus::Success
                 } else {
                     WcStatus::LocProtErr
@@ -218,10 +307,20 @@ pub(crate) fn on_response(
                 complete_front(qp, inner, out, status);
                 break;
             }
+            Verdict::Ahead => {
+                keep_early(qp, dev, inner, &rsp, &pkt);
+                if inner.eng.ahead.note() {
+                    start_retry(qp, dev, inner, out, false);
+                }
+                break;
+            }
             Verdict::Retry { nak_psn } => {
                 if let Some(p) = nak_psn {
                     dev.data().count(Counter::RcvdSeqErr);
-                    inner.eng.comp.nak_sequence(p);
+                    if inner.eng.comp.nak_sequence(p) {
+                        progress(inner);
+                        progressed = true;
+                    }
                 }
                 start_retry(qp, dev, inner, out, false);
                 break;
@@ -246,9 +345,16 @@ pub(crate) fn on_response(
             }
         }
     }
-    out.retrans = if outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
+    while complete_early(qp, inner, out) {
+        progressed = true;
+    }
+    // The retransmission timer runs from the last progress, not from the last response:
+    // responses that acknowledge nothing new do not hold it off.
+    out.retrans = if !outstanding(inner) || inner.state == b::ib_qp_state_IB_QPS_ERR {
+        Some(0)
+    } else if progressed {
         inner.params.timeout_us.or(Some(0))
     } else {
-        Some(0)
+        out.retrans
     };
 }

@@ -8,7 +8,7 @@
 use crate::{
     mr::MemRef,
     proto::{
-        completer::{CompState, RetryCounter},
+        completer::{AheadCount, CompState, RetryCounter},
         psn::Psn,
         requester::{AckReqPolicy, Segmenter},
         responder::{ReadReply, SeqState},
@@ -42,6 +42,9 @@ pub(crate) struct Track {
     pub(crate) status: WcStatus,
     /// The completion's byte count.
     pub(crate) byte_len: u32,
+    /// Its response came early (before an earlier WQE's) and its result is stored: it
+    /// completes with this status when it is the oldest.
+    pub(crate) early: Option<WcStatus>,
 }
 
 impl Track {
@@ -57,6 +60,7 @@ impl Track {
             holds_rd_atomic: false,
             status: WcStatus::Success,
             byte_len: 0,
+            early: None,
         }
     }
 }
@@ -163,6 +167,8 @@ pub(crate) struct Engine {
     pub(crate) rnr: RetryCounter,
     /// A retry is under way and made no progress yet.
     pub(crate) retrying: bool,
+    /// Responses ahead of a missing read or atomic response since the last progress.
+    pub(crate) ahead: AheadCount,
     /// The retransmission timer expired.
     pub(crate) timed_out: bool,
     pub(crate) resp: Resp,
@@ -188,6 +194,7 @@ impl Engine {
             retry: RetryCounter::new(0),
             rnr: RetryCounter::new(0),
             retrying: false,
+            ahead: AheadCount::default(),
             timed_out: false,
             resp: Resp {
                 psn: Psn::new(0),
@@ -234,6 +241,7 @@ impl Engine {
         self.rd_atomic = 0;
         self.rnr_wait = false;
         self.retrying = false;
+        self.ahead.reset();
         self.timed_out = false;
         self.ack_policy = AckReqPolicy::new();
         self.resp.recv = None;

@@ -86,10 +86,10 @@ pub(crate) fn run(
             }
         }
         sent += 1;
-        if qp.qp_type == QpType::Rc && out.retrans.is_none() {
-            if let Some(us) = inner.params.timeout_us {
-                out.retrans = Some(us);
-            }
+        // The retransmission timer runs while packets are unacknowledged (a completer
+        // that found nothing outstanding earlier in this pass asked to stop it).
+        if qp.qp_type == QpType::Rc && matches!(out.retrans, None | Some(0)) {
+            out.retrans = inner.params.timeout_us;
         }
         if last {
             finish_cur(inner);
@@ -147,6 +147,7 @@ fn record_done(
         holds_rd_atomic: false,
         status,
         byte_len: 0,
+        early: None,
     };
     inner.eng.set_track(index, t);
     inner.eng.req_index = inner.sq.next_index(index);
@@ -329,6 +330,8 @@ fn start_next(
         holds_rd_atomic,
         status: WcStatus::Success,
         byte_len: wqe.len,
+        // A result that came early stays with a WQE sent again.
+        early: if again { old.early } else { None },
     };
     inner.eng.set_track(index, t);
     if !again {

@@ -70,17 +70,15 @@ fn implicit_ack_and_nak() {
             "{wr:?}"
         );
     }
-    // Beyond a read or an atomic: the response was lost (implicit NAK).
+    // Beyond a read or an atomic: its response was lost or is late (implicit NAK after
+    // enough of them).
     for wr in [
         WrOpcode::RdmaRead,
         WrOpcode::AtomicCmpSwp,
         WrOpcode::AtomicFetchAdd,
     ] {
         let w = wqe(wr, PSN_MASK, PSN_MASK);
-        assert_eq!(
-            judge(&st, &w, &ack(0, 0x1f)),
-            Verdict::Retry { nak_psn: None }
-        );
+        assert_eq!(judge(&st, &w, &ack(0, 0x1f)), Verdict::Ahead);
     }
 }
 
@@ -93,7 +91,7 @@ fn stale_responses() {
     // ...unless it is the WQE's last PSN (a retried response).
     let st2 = CompState::new(Psn::new(26));
     assert_eq!(judge(&st2, &w, &ack(25, 0x1f)), Verdict::Complete);
-    // Responses ahead of the expected PSN for reads/atomics are dropped.
+    // A gap in the responses of a read: the rest of it is dropped.
     let r = wqe(WrOpcode::RdmaRead, 20, 23);
     assert_eq!(
         judge(&st, &r, &resp(Opcode::RcReadResponseMiddle, 21)),
@@ -168,6 +166,7 @@ fn read_response_sequence() {
         Verdict::Fail(WcStatus::RemAccessErr)
     );
     // A positive ACK cannot complete a read.
+    assert_eq!(judge(&fresh, &w, &ack(100, 0x1f)), Verdict::Drop);
     assert_eq!(judge(&fresh, &w, &ack(102, 0x1f)), Verdict::Drop);
 }
 
@@ -331,4 +330,64 @@ fn local_ack_timeout() {
     assert_eq!(local_ack_timeout_ns(14), Some(4096 << 14)); // ~67 ms
     assert_eq!(local_ack_timeout_ns(31), Some(4096u64 << 31));
     assert_eq!(local_ack_timeout_ns(200), Some(4096u64 << 31));
+}
+
+#[test]
+fn early_results() {
+    let atomic = wqe(WrOpcode::AtomicFetchAdd, 30, 30);
+    let ack_ok = Response {
+        opcode: Opcode::RcAtomicAck,
+        psn: Psn::new(30),
+        syndrome: Some(Syndrome::ACK),
+    };
+    assert_eq!(early(&atomic, &ack_ok), Some(Verdict::AtomicResult));
+    // Another PSN, a NAK, a WQE not sent yet, or not a read or atomic: nothing to keep.
+    assert_eq!(
+        early(
+            &atomic,
+            &Response {
+                psn: Psn::new(31),
+                ..ack_ok
+            }
+        ),
+        None
+    );
+    let nak = Response {
+        syndrome: Some(Syndrome::from_u8(0x62)),
+        ..ack_ok
+    };
+    assert_eq!(early(&atomic, &nak), None);
+    let unsent = WqeView {
+        all_sent: false,
+        ..atomic
+    };
+    assert_eq!(early(&unsent, &ack_ok), None);
+    assert_eq!(early(&wqe(WrOpcode::Send, 30, 30), &ack(30, 0x1f)), None);
+    // A one-packet read: its only response. Not a read of several packets.
+    let read = wqe(WrOpcode::RdmaRead, 40, 40);
+    assert_eq!(
+        early(&read, &resp(Opcode::RcReadResponseOnly, 40)),
+        Some(Verdict::ReadData)
+    );
+    let long = wqe(WrOpcode::RdmaRead, 40, 42);
+    assert_eq!(early(&long, &resp(Opcode::RcReadResponseFirst, 40)), None);
+    assert_eq!(early(&read, &ack_ok), None);
+}
+
+#[test]
+fn ahead_counts_to_an_implicit_nak() {
+    let mut a = AheadCount::default();
+    for _ in 1..IMPLICIT_NAK_AFTER {
+        assert!(!a.note());
+    }
+    // Once at the threshold, not again until progress.
+    assert!(a.note());
+    for _ in 0..300 {
+        assert!(!a.note());
+    }
+    a.reset();
+    for _ in 1..IMPLICIT_NAK_AFTER {
+        assert!(!a.note());
+    }
+    assert!(a.note());
 }

@@ -11,8 +11,12 @@
 //! against the next WQE), take read or atomic data, note progress, retry, wait for an RNR
 //! timer, or fail the WQE.
 //!
-//! Implicit NAK: an acknowledge for a PSN beyond an RDMA READ or atomic whose
-//! response never arrived means the response was lost; the requester retries from that WQE.
+//! Implicit NAK: responses for PSNs beyond an RDMA READ or atomic whose response never
+//! arrived mean the response was lost; the requester retries from that WQE. RoCE runs over
+//! networks that may reorder, so one such response is not taken as proof:
+//! [`AheadCount`] waits for [`IMPLICIT_NAK_AFTER`] of them, and [`early`] keeps the result
+//! of a later one-packet read or atomic that arrived before an earlier one, to complete it
+//! in order without a retransmission.
 //! Implicit ACK: an acknowledge beyond a SEND or RDMA WRITE completes it.
 
 use super::aeth::{NakCode, Syndrome};
@@ -112,9 +116,14 @@ pub enum Verdict {
     /// Atomic acknowledge: store the original value in the WQE's local buffer, then
     /// [`Verdict::Complete`].
     AtomicResult,
+    /// The response is ahead of the read or atomic response this WQE waits for: that one
+    /// was lost or is late. See whether it answers a later WQE ([`early`]), and retry from
+    /// [`CompState::psn`] when [`AheadCount::note`] says so.
+    Ahead,
     /// Retransmit from [`CompState::psn`] (after [`retry`] allows it). `nak_psn`: the
     /// response was a PSN sequence error NAK with this PSN; pass it to
-    /// [`CompState::nak_sequence`] first.
+    /// [`CompState::nak_sequence`] first. A NAK that acknowledges something new is progress:
+    /// a retry under way does not hold back the one it asks for.
     Retry {
         /// PSN of a sequence error NAK.
         nak_psn: Option<Psn>,
@@ -163,7 +172,7 @@ pub fn judge(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
         return if !wqe.all_sent {
             Verdict::Drop
         } else if wqe.wr.needs_response_data() {
-            Verdict::Retry { nak_psn: None }
+            Verdict::Ahead
         } else {
             Verdict::CompleteImplicit
         };
@@ -182,8 +191,9 @@ pub fn judge(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
             return Verdict::Drop;
         }
     } else if diff > 0 && wqe.wr.needs_response_data() {
-        // Responses of a read or atomic come in order: a gap means one was lost; the
-        // retransmission timer or a later acknowledge sorts it out.
+        // A gap in the responses of a read: one was lost or is late. The rest of the read
+        // is dropped; the responses of later WQEs or the timer start the retry, which
+        // asks for the whole tail of the read again.
         return Verdict::Drop;
     }
     check_ack(st, wqe, rsp)
@@ -260,6 +270,45 @@ fn check_ack(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
             Syndrome::Reserved(_) => bad,
         },
         _ => bad,
+    }
+}
+
+/// Whether `rsp`, which came [`Verdict::Ahead`] of the oldest WQE, is the whole answer of
+/// `wqe`, a later one: an atomic acknowledge ([`Verdict::AtomicResult`]) or the only packet
+/// of an RDMA READ response ([`Verdict::ReadData`]) for a one-packet WQE that was sent.
+/// The caller stores the result now and completes the WQE when its turn comes.
+pub fn early(wqe: &WqeView, rsp: &Response) -> Option<Verdict> {
+    if !wqe.all_sent
+        || !wqe.wr.needs_response_data()
+        || wqe.first_psn != wqe.last_psn
+        || rsp.psn != wqe.first_psn
+    {
+        return None;
+    }
+    match check_ack(&CompState::new(rsp.psn), wqe, rsp) {
+        v @ (Verdict::AtomicResult | Verdict::ReadData) => Some(v),
+        _ => None,
+    }
+}
+
+/// How many responses ahead of a missing read or atomic response make it lost.
+pub const IMPLICIT_NAK_AFTER: u8 = 3;
+
+/// Counts responses [`Verdict::Ahead`] of the oldest WQE since the last progress.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AheadCount(u8);
+
+impl AheadCount {
+    /// Notes one more response ahead: true when the missing one is now taken as lost (an
+    /// implicit NAK), once per run of responses without progress.
+    pub fn note(&mut self) -> bool {
+        self.0 = self.0.saturating_add(1);
+        self.0 == IMPLICIT_NAK_AFTER
+    }
+
+    /// Progress was made: start counting again.
+    pub fn reset(&mut self) {
+        self.0 = 0;
     }
 }
 
