@@ -33,9 +33,22 @@ t() {
 	fi
 }
 
-# summary NAME: the closing lines; status 1 on any failure.
+# digest LOG: what failed in a test's log: its "not ok" lines with the detail lines
+# after them, and kernel splats; at most 40 lines.
+digest() {
+	grep -a -E -A 6 '^(not ok|# FAILED)|(WARNING|BUG|Oops|INFO: task|lockdep|KASAN|kmemleak):' "$1" |
+		grep -a -v -E '^ok ' | head -n 40 | sed 's/^/    : /'
+}
+
+# summary NAME: the closing lines, with a digest of each failure (CI shows the end of the
+# output); status 1 on any failure.
 summary() {
+	local f
 	echo
+	for f in "${failures[@]}"; do
+		echo "digest of $f ($out/$f.log):"
+		digest "$out/$f.log"
+	done
 	echo "$1: $(($(date +%s) - start_all)) s; logs in $out"
 	[ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
 	echo "$passed passed, $failed failed"

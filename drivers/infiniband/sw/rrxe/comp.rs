@@ -39,6 +39,13 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
     }
     inner.sq.advance();
+    // The requester may be sending it again: it stops, and goes on after it.
+    if inner.eng.cur.as_ref().is_some_and(|c| c.index == cons) {
+        inner.eng.cur = None;
+    }
+    if inner.eng.req_index == cons {
+        inner.eng.req_index = inner.sq.consumer();
+    }
     if t.signaled || qp.signal_all || status != WcStatus::Success {
         let wc = Cqe {
             wr_id: t.wr_id,

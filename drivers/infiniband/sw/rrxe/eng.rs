@@ -31,7 +31,7 @@ pub(crate) struct Track {
     pub(crate) signaled: bool,
     pub(crate) first_psn: Psn,
     pub(crate) last_psn: Psn,
-    /// Every packet was sent (or the local operation executed).
+    /// Every packet was sent at least once (or the local operation executed).
     pub(crate) all_sent: bool,
     /// It completes once sent: UC, UD, local operations, or a failure found locally.
     pub(crate) no_ack: bool,

@@ -325,7 +325,9 @@ fn start_next(
         signaled: wqe.flags & SEND_SIGNALED != 0,
         first_psn,
         last_psn: seg.last_psn(),
-        all_sent: false,
+        // A WQE sent again was sent whole once: an acknowledge of it may arrive while it
+        // is being sent again, and completes it.
+        all_sent: again && old.all_sent,
         no_ack: qp.qp_type != QpType::Rc,
         holds_rd_atomic,
         status: WcStatus::Success,
