@@ -21,6 +21,8 @@
 #   chk_none, chk_iters (ibv_*_pingpong), chk_perftest (TR_ROWS result rows wanted on the
 #        client, the last one for TR_LAST_SIZE if set), chk_status0 (librdmacm examples)
 #   tr_active_mtu DEV    the port's active MTU in bytes
+#   tr_gid6 DEV PREFIX   the index of DEV's RoCE v2 GID starting with PREFIX (sysfs
+#                        spelling, e.g. fd00:0000:...)
 
 TR_DIR=/tmp/traffic
 TR_PORT=${TR_PORT:-18600}
@@ -210,4 +212,18 @@ chk_status0() {
 
 tr_active_mtu() {
 	ibv_devinfo -d "$1" 2>/dev/null | awk '/active_mtu:/ { print $2; exit }'
+}
+
+tr_gid6() {
+	local d=/sys/class/infiniband/$1/ports/1 g n v t
+	for g in "$d"/gids/*; do
+		read -r v <"$g" 2>/dev/null || continue
+		case $v in "$2"*) ;; *) continue ;; esac
+		n=${g##*/}
+		read -r t <"$d/gid_attrs/types/$n" 2>/dev/null || continue
+		[ "$t" = "RoCE v2" ] || continue
+		echo "$n"
+		return 0
+	done
+	return 1
 }

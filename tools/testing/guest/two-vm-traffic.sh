@@ -103,28 +103,14 @@ pt 1 "$gid" ib_write_bw -R -s 65536 -n 20
 echo "# IPv6"
 my6=fd00::$RRXE_VM_INDEX
 if [ "$RRXE_ROLE" = server ]; then server6=$my6; else server6=fd00::1; fi
-# gid6 PREFIX: the index of the RoCE v2 GID starting with PREFIX (sysfs spelling).
-gid6() {
-	local d=/sys/class/infiniband/$dev/ports/1 g n v t
-	for g in "$d"/gids/*; do
-		read -r v <"$g" 2>/dev/null || continue
-		case $v in "$1"*) ;; *) continue ;; esac
-		n=${g##*/}
-		read -r t <"$d/gid_attrs/types/$n" 2>/dev/null || continue
-		[ "$t" = "RoCE v2" ] || continue
-		echo "$n"
-		return 0
-	done
-	return 1
-}
 ip -6 addr add "$my6/64" dev eth0 nodad
 g6='' i=0
-while ! g6=$(gid6 "fd00:0000:0000:0000:0000:0000:0000:000$RRXE_VM_INDEX"); do
+while ! g6=$(tr_gid6 "$dev" "fd00:0000:0000:0000:0000:0000:0000:000$RRXE_VM_INDEX"); do
 	i=$((i + 1))
 	[ $i -lt 100 ] || break
 	sleep 0.1
 done
-ll=$(gid6 fe80:) || ll=''
+ll=$(tr_gid6 "$dev" fe80:) || ll=''
 if [ -z "$g6" ]; then
 	tap_fail "no RoCE v2 GID for $my6 after 10 s"
 else
