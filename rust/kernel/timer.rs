@@ -242,6 +242,8 @@ macro_rules! impl_has_timer {
     )*) => {$(
         // SAFETY: `OFFSET` is the offset of `$field` and `raw_get_timer` returns a pointer to
         // it; `raw_get_timer` only compiles if the field is a `Timer<Self, ID>`.
+        // The invoking code may deny `unsafe_code`: the `unsafe` here is the macro's.
+        #[allow(unsafe_code)]
         unsafe impl$(<$($generics)+>)? $crate::ext::timer::HasTimer$(<$id>)? for $self {
             const OFFSET: usize = ::core::mem::offset_of!(Self, $field);
 

@@ -67,12 +67,14 @@ impl<T: DeviceOps> Registry<T> {
                 if devices.is_empty() {
                     return;
                 }
-                // SAFETY: Devices stay in the registry until their `dealloc_driver`, which
-                // takes this lock, so every address is a valid `ib_device` here.
                 devices
                     .iter()
                     .map(|d| *d as *mut bindings::ib_device)
-                    .find(|d| unsafe { bindings::ib_device_try_get(*d) })
+                    .find(|d| {
+                        // SAFETY: Devices stay in the registry until their `dealloc_driver`,
+                        // which takes this lock, so every address is a valid `ib_device`.
+                        unsafe { bindings::ib_device_try_get(*d) }
+                    })
             };
             match next {
                 // SAFETY: We hold a registration reference, which the call consumes.

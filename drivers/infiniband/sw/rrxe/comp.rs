@@ -17,7 +17,7 @@ use crate::{
     proto::{
         completer::{
             early, judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision,
-            Verdict, WqeView,
+            Verdict,
         },
         packet::Packet,
         verbs::{QpType, WcStatus},
@@ -200,13 +200,7 @@ fn keep_early(
         if t.no_ack || t.early.is_some() {
             continue;
         }
-        let wv = WqeView {
-            wr: t.op,
-            first_psn: t.first_psn,
-            last_psn: t.last_psn,
-            all_sent: t.all_sent,
-        };
-        let stored = match early(&wv, rsp) {
+        let stored = match early(&t.view(), rsp) {
             Some(Verdict::AtomicResult) => store(qp, dev, inner, index, 0, &atomic_orig(pkt)),
             Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len) => {
                 store(qp, dev, inner, index, 0, pkt.payload)
@@ -260,13 +254,7 @@ pub(crate) fn on_response(
             }
             break;
         }
-        let wv = WqeView {
-            wr: t.op,
-            first_psn: t.first_psn,
-            last_psn: t.last_psn,
-            all_sent: t.all_sent,
-        };
-        let v = judge(&inner.eng.comp, &wv, &rsp);
+        let v = judge(&inner.eng.comp, &t.view(), &rsp);
         if v.resets_retries() {
             progress(inner);
             progressed = true;

@@ -8,7 +8,7 @@
 use crate::{
     mr::MemRef,
     proto::{
-        completer::{AheadCount, CompState, RetryCounter},
+        completer::{AheadCount, CompState, RetryCounter, WqeView},
         psn::Psn,
         requester::{AckReqPolicy, Segmenter},
         responder::{ReadReply, SeqState},
@@ -61,6 +61,16 @@ impl Track {
             status: WcStatus::Success,
             byte_len: 0,
             early: None,
+        }
+    }
+
+    /// What the completer's decisions look at.
+    pub(crate) fn view(&self) -> WqeView {
+        WqeView {
+            wr: self.op,
+            first_psn: self.first_psn,
+            last_psn: self.last_psn,
+            all_sent: self.all_sent,
         }
     }
 }

@@ -10,15 +10,18 @@
 //! See `Documentation/infiniband/rrxe.rst`.
 
 #![recursion_limit = "256"]
+// Driver code is safe Rust: `unsafe` lives in the bindings and the abstractions only.
+#![deny(unsafe_code)]
 
 use kernel::{prelude::*, sync::Arc};
 
+#[allow(unsafe_code)]
 #[path = "../../../../rust/bindings/mod.rs"]
 mod bindings;
 // The abstractions are written as the `kernel` crate would have them (public API), but
 // compiled into this crate: their `pub` items are crate-internal here, and unused ones
 // still show up as dead code.
-#[allow(unreachable_pub)]
+#[allow(unreachable_pub, unsafe_code)]
 #[path = "../../../../rust/kernel/mod.rs"]
 mod ext;
 
