@@ -4,8 +4,12 @@
 # Helpers for guest test scripts run by tools/testing/vm-run (sourced; guest path
 # /usr/share/rrxe/lib.sh, also in $RRXE_LIB). Works in bash and busybox sh (/init uses it).
 #
-#   gid_index DEV [PORT]         index of the RoCE v2 GID holding an IPv4-mapped address
-#   wait_gid DEV [SECS]          wait (default 10 s) until gid_index finds one
+#   gid_index DEV [PREFIX]       index of port 1's RoCE v2 GID starting with PREFIX (sysfs
+#                                spelling, e.g. fe80: or fd00:0000:...; default the
+#                                IPv4-mapped prefix 0000:...:ffff:)
+#   wait_gid DEV [SECS [PREFIX]] wait (default 10 s) until gid_index finds one
+#   netns_veth NS                a veth pair: veth0 10.9.0.1/24 here, veth1 10.9.0.2/24 in
+#                                a new network namespace NS
 #   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
 #   peer_retry [-n N] [-d S] [-w PID] CMD...  retry CMD (default 60 times, 1 s apart)
 #                                until it succeeds, e.g. a client whose server is still
@@ -29,14 +33,16 @@
 #                                tests, unpacked in /tmp/tests; pyroot_run runs CMD (sh
 #                                syntax) there, in /tmp/tests, with a clean environment
 
-# gid_index DEV [PORT]
+GID_V4MAPPED=0000:0000:0000:0000:0000:ffff:
+
+# gid_index DEV [PREFIX]
 gid_index() {
-	local d="/sys/class/infiniband/$1/ports/${2:-1}" g n v t
+	local d="/sys/class/infiniband/$1/ports/1" p="${2:-$GID_V4MAPPED}" g n v t
 	for g in "$d"/gids/*; do
 		v=
 		read -r v <"$g" 2>/dev/null || continue
 		case $v in
-		0000:0000:0000:0000:0000:ffff:*) ;;
+		"$p"*) ;;
 		*) continue ;;
 		esac
 		n=${g##*/}
@@ -49,14 +55,26 @@ gid_index() {
 	return 1
 }
 
-# wait_gid DEV [SECS]
+# wait_gid DEV [SECS [PREFIX]]
 wait_gid() {
 	local i=0 n=$((${2:-10} * 10))
-	while ! gid_index "$1" >/dev/null; do
+	while ! gid_index "$1" "${3:-}" >/dev/null; do
 		i=$((i + 1))
 		[ $i -le $n ] || return 1
 		sleep 0.1
 	done
+}
+
+# netns_veth NS
+netns_veth() {
+	if ! { ip netns add "$1" && ip link add veth0 type veth peer name veth1 &&
+		ip link set veth1 netns "$1" && ip addr add 10.9.0.1/24 dev veth0 && ip link set veth0 up &&
+		ip netns exec "$1" ip link set lo up &&
+		ip netns exec "$1" ip addr add 10.9.0.2/24 dev veth1 &&
+		ip netns exec "$1" ip link set veth1 up; }; then
+		echo "netns_veth $1 failed" >&2
+		return 1
+	fi
 }
 
 # run_to SECS CMD...

@@ -45,7 +45,6 @@ if [ "${RRXE_VMS:-1}" = 2 ]; then
 	client) server=$RRXE_PEER_IP ;;
 	*) die "unknown role $RRXE_ROLE" ;;
 	esac
-	sx=()
 	echo "# $RRXE_ROLE $RRXE_MY_IP ($RRXE_PROVIDER), peer $RRXE_PEER_IP, netem: $*"
 	if peer_retry -n 60 ping -c 1 -W 1 "$RRXE_PEER_IP" >/dev/null; then
 		tap_ok "ping $RRXE_PEER_IP"
@@ -55,15 +54,8 @@ if [ "${RRXE_VMS:-1}" = 2 ]; then
 else
 	[ -z "${RRXE_GID_INDEX:-}" ] || die "one VM: run with --no-device"
 	sdev=rrxe9 cdev=rrxe8 gid=1 server=10.9.0.2
-	sx=(ip netns exec ns1)
-	ip netns add ns1 || die "ip netns add"
-	ip link add veth0 type veth peer name veth1 || die "ip link add veth"
-	ip link set veth1 netns ns1 || die "move veth1"
-	ip addr add 10.9.0.1/24 dev veth0
-	ip link set veth0 up
-	ip netns exec ns1 ip link set lo up
-	ip netns exec ns1 ip addr add 10.9.0.2/24 dev veth1
-	ip netns exec ns1 ip link set veth1 up
+	TR_SX=(ip netns exec ns1)
+	netns_veth ns1 || die "veth pair into ns1"
 	ip netns exec ns1 rdma link add $sdev type rrxe netdev veth1 || die "rdma link add $sdev"
 	rdma link add $cdev type rrxe netdev veth0 || die "rdma link add $cdev"
 	RRXE_DEV=$cdev
@@ -78,15 +70,11 @@ fi
 # ipv6 IF DEV ADDR [NETNS]: ADDR on IF, and the index of DEV's RoCE v2 GID for it.
 ipv6() {
 	local -a x=()
-	local i=0 g
+	local p="fd00:0000:0000:0000:0000:0000:0000:000${3##*:}"
 	[ -z "${4:-}" ] || x=(ip netns exec "$4")
 	"${x[@]}" ip -6 addr add "$3/64" dev "$1" nodad || die "ip -6 addr add $3 dev $1"
-	until g=$(tr_gid6 "$2" "fd00:0000:0000:0000:0000:0000:0000:000${3##*:}"); do
-		i=$((i + 1))
-		[ $i -lt 100 ] || die "no RoCE v2 GID for $3 on $2 after 10 s"
-		sleep 0.1
-	done
-	echo "$g"
+	wait_gid "$2" 10 "$p" || die "no RoCE v2 GID for $3 on $2 after 10 s"
+	gid_index "$2" "$p"
 }
 # The pingpongs and perftest meet over TCP on IPv4 and use the GID for the data; rping
 # resolves its RDMA CM address, so it gets the IPv6 one.
@@ -144,7 +132,7 @@ pp() {
 	shift
 	TR_SUMMARY=sum_iters
 	tr_run "$prog $*" chk_iters "$prog$(echo "$*" | tr -c 'a-z0-9' _)" $secs \
-		"${sx[@]}" "$prog" -d "$sdev" -g "$gid" -p @PORT@ -c "$@" -- \
+		"${TR_SX[@]}" "$prog" -d "$sdev" -g "$gid" -p @PORT@ -c "$@" -- \
 		"$prog" -d "$cdev" -g "$gid" -p @PORT@ -c "$@" "$server"
 }
 
@@ -153,29 +141,15 @@ pt() {
 	shift
 	TR_ROWS=1 TR_LAST_SIZE='' TR_SUMMARY=sum_perftest
 	tr_run "$prog $*" chk_perftest "$prog$(echo "$*" | tr -c 'a-zA-Z0-9' _)" $secs \
-		"${sx[@]}" "$prog" -d "$sdev" -x "$gid" -p @PORT@ -F "$@" -- \
+		"${TR_SX[@]}" "$prog" -d "$sdev" -x "$gid" -p @PORT@ -F "$@" -- \
 		"$prog" -d "$cdev" -x "$gid" -p @PORT@ -F "$@" "$server"
-}
-
-chk_rping() {
-	local n
-	[ "$1" = client ] || return 0
-	n=$(grep -o 'rdma-ping-[0-9]*: ' "$2" | sort -u | wc -l)
-	[ "$n" = "$TR_COUNT" ] || { echo "$n pings printed, want $TR_COUNT"; return 1; }
-}
-
-rp() {
-	TR_COUNT=$1 TR_SUMMARY=''
-	tr_run "rping -C $1 -S $2 -V" chk_rping "rping$1_$2" $secs \
-		"${sx[@]}" rping -s -a "$cm_server" -p @PORT@ -C "$1" -S "$2" -V -- \
-		rping -c -a "$cm_server" -p @PORT@ -C "$1" -S "$2" -v -V
 }
 
 netem server "$@"
 pp ibv_rc_pingpong -s 4096 -n 100
 pp ibv_rc_pingpong -s 65536 -n 20
-rp 100 64
-rp 20 65000
+tr_rping $secs "$cm_server" 100 64
+tr_rping $secs "$cm_server" 20 65000
 netem client "$@"
 for prog in ib_write_bw ib_read_bw ib_send_bw; do
 	pt $prog -s 65536 -n 50

@@ -13,14 +13,7 @@ set -uo pipefail
 has_4791() { grep -q ':12B7 ' /proc/net/udp /proc/net/udp6; }
 
 [ ! -e /sys/module/rrxe ] || die "rrxe is loaded already"
-ip netns add ns1 || die "ip netns add"
-ip link add veth0 type veth peer name veth1 || die "ip link add veth"
-ip link set veth1 netns ns1 || die "move veth1"
-ip addr add 10.9.0.1/24 dev veth0
-ip link set veth0 up
-ip netns exec ns1 ip link set lo up
-ip netns exec ns1 ip addr add 10.9.0.2/24 dev veth1
-ip netns exec ns1 ip link set veth1 up
+netns_veth ns1 || die "veth pair into ns1"
 
 check "no 4791 socket in init_net before" bash -c '! grep -q ":12B7 " /proc/net/udp /proc/net/udp6'
 check "rdma link add inside ns1" ip netns exec ns1 rdma link add rrxe9 type rrxe netdev veth1

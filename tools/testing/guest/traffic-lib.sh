@@ -20,15 +20,19 @@
 #        reported as failed, so a device that moves no data fails in minutes, not hours.
 #   chk_none, chk_iters (ibv_*_pingpong), chk_perftest (TR_ROWS result rows wanted on the
 #        client, the last one for TR_LAST_SIZE if set), chk_status0 (librdmacm examples)
+#   tr_rping SECS ADDRESS COUNT SIZE
+#        rping -V (data verified) with the RDMA CM on ADDRESS; the client prints (-v) and
+#        must show COUNT distinct pings
 #   tr_active_mtu DEV    the port's active MTU in bytes
-#   tr_gid6 DEV PREFIX   the index of DEV's RoCE v2 GID starting with PREFIX (sysfs
-#                        spelling, e.g. fd00:0000:...)
+#   TR_SX                a command prefix for the server side in tr_rping (e.g. ip netns
+#                        exec ns1; default none); scripts may use it for their own tests
 
 TR_DIR=/tmp/traffic
 TR_PORT=${TR_PORT:-18600}
 TR_HANGS=0
 TR_MAX_HANGS=${TR_MAX_HANGS:-2}
 TR_CLIENT_TRIES=${TR_CLIENT_TRIES:-60}
+TR_SX=()
 # What a client prints when its server is not listening (yet): pingpong and perftest's TCP
 # exchange, the RDMA CM's REJECT (the peer's CM answered: no listener on that port).
 TR_CONNECT_RE="Couldn't connect to|Unable to init the socket connection|Connection refused|RDMA_CM_EVENT_REJECTED|REJECTED"
@@ -205,6 +209,21 @@ sum_iters() {
 	grep -hE '^[0-9]+ iters in ' "$2" | sed "s/^/#   $1: /"
 }
 
+# rping -v prints one "rdma-ping-N: " line per ping.
+chk_rping() {
+	local n
+	[ "$1" = client ] || return 0
+	n=$(grep -o 'rdma-ping-[0-9]*: ' "$2" | sort -u | wc -l)
+	[ "$n" = "$TR_COUNT" ] || { echo "$n pings printed, want $TR_COUNT"; return 1; }
+}
+
+tr_rping() {
+	TR_COUNT=$3 TR_SUMMARY=''
+	tr_run "rping -a $2 -C $3 -S $4 -v -V" chk_rping "rping$3_$4" "$1" \
+		"${TR_SX[@]}" rping -s -a "$2" -p @PORT@ -C "$3" -S "$4" -V -- \
+		rping -c -a "$2" -p @PORT@ -C "$3" -S "$4" -v -V
+}
+
 # ucmatose, udaddy: "return status 0" at the end.
 chk_status0() {
 	grep -q 'return status 0' "$2" || { echo "no 'return status 0'"; return 1; }
@@ -212,18 +231,4 @@ chk_status0() {
 
 tr_active_mtu() {
 	ibv_devinfo -d "$1" 2>/dev/null | awk '/active_mtu:/ { print $2; exit }'
-}
-
-tr_gid6() {
-	local d=/sys/class/infiniband/$1/ports/1 g n v t
-	for g in "$d"/gids/*; do
-		read -r v <"$g" 2>/dev/null || continue
-		case $v in "$2"*) ;; *) continue ;; esac
-		n=${g##*/}
-		read -r t <"$d/gid_attrs/types/$n" 2>/dev/null || continue
-		[ "$t" = "RoCE v2" ] || continue
-		echo "$n"
-		return 0
-	done
-	return 1
 }

@@ -60,28 +60,13 @@ pt() {
 		"$prog" -d "$dev" -x "$g" -p @PORT@ -F "$@" "$server"
 }
 
-chk_rping() {
-	local n
-	[ "$1" = client ] || return 0
-	n=$(grep -o 'rdma-ping-[0-9]*: ' "$2" | sort -u | wc -l)
-	[ "$n" = "$TR_COUNT" ] || { echo "$n pings printed, want $TR_COUNT"; return 1; }
-}
-
-# rp ADDRESS COUNT SIZE
-rp() {
-	TR_COUNT=$2 TR_SUMMARY=''
-	tr_run "rping -a $1 -C $2 -S $3 -v -V" chk_rping "rping$2_$3" $secs \
-		rping -s -a "$1" -p @PORT@ -C "$2" -S "$3" -V -- \
-		rping -c -a "$1" -p @PORT@ -C "$2" -S "$3" -v -V
-}
-
 echo "# IPv4 GID $gid"
 pp ibv_rc_pingpong "$gid" -s 4096 -n 100
 pp ibv_rc_pingpong "$gid" -s 65536 -n 20
 pp ibv_rc_pingpong "$gid" -s 1 -n 100 -e
 pp ibv_ud_pingpong "$gid" -s "$mtu" -n 100
-rp "$server" 200 64
-rp "$server" 20 65000
+tr_rping $secs "$server" 200 64
+tr_rping $secs "$server" 20 65000
 TR_SUMMARY=''
 tr_run "ucmatose -c 2 -C 20 -S 2000" chk_status0 ucmatose $secs \
 	ucmatose -p @PORT@ -c 2 -C 20 -S 2000 -- \
@@ -104,13 +89,10 @@ echo "# IPv6"
 my6=fd00::$RRXE_VM_INDEX
 if [ "$RRXE_ROLE" = server ]; then server6=$my6; else server6=fd00::1; fi
 ip -6 addr add "$my6/64" dev eth0 nodad
-g6='' i=0
-while ! g6=$(tr_gid6 "$dev" "fd00:0000:0000:0000:0000:0000:0000:000$RRXE_VM_INDEX"); do
-	i=$((i + 1))
-	[ $i -lt 100 ] || break
-	sleep 0.1
-done
-ll=$(tr_gid6 "$dev" fe80:) || ll=''
+p6=fd00:0000:0000:0000:0000:0000:0000:000$RRXE_VM_INDEX
+g6=''
+! wait_gid "$dev" 10 "$p6" || g6=$(gid_index "$dev" "$p6")
+ll=$(gid_index "$dev" fe80:) || ll=''
 if [ -z "$g6" ]; then
 	tap_fail "no RoCE v2 GID for $my6 after 10 s"
 else
@@ -121,7 +103,7 @@ else
 	pp ibv_ud_pingpong "$g6" -s "$mtu" -n 100
 	pt 1 "$g6" ib_write_bw -s 65536 -n 20
 	pt 1 "$g6" ib_read_bw -s 65536 -n 20
-	rp "$server6" 100 64
+	tr_rping $secs "$server6" 100 64
 fi
 if [ -n "$ll" ]; then
 	pp ibv_rc_pingpong "$ll" -s 4096 -n 100
