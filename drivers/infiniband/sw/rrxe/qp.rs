@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Queue pairs: creation with their send and receive queues (mapped into the user context
-//! for userspace QPs), attribute and state changes by the IBTA state table, queries, and
-//! the flush of outstanding work when a QP enters the error state.
+//! for userspace QPs), attribute and state changes by the IBTA state table (bounds in
+//! `qp_attr`, the error state's flush in `flush`), queries, and kernel consumers' posting.
 
 use crate::{
-    ah::{check_av, Ah},
+    ah::Ah,
     bindings as b,
-    cq::Cqe,
     device::RrxeDev,
     eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
@@ -27,12 +26,8 @@ use crate::{
         xarray::IdTable,
     },
     new_spinlock_bh, new_spinlock_irq, params,
-    proto::{
-        completer::RetryCounter,
-        mtu::Mtu,
-        psn::Psn,
-        verbs::{Access, QpType},
-    },
+    proto::{completer::RetryCounter, psn::Psn, verbs::QpType},
+    qp_attr::{check_attr, Params},
     queue::{map, FromClient, Producer},
     srq::SrqShared,
     task::{TxWake, WakeSlot, TX_DRAIN_MS},
@@ -40,7 +35,7 @@ use crate::{
     wqe,
 };
 use core::{
-    mem::{offset_of, size_of},
+    mem::size_of,
     sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
 use kernel::{
@@ -59,17 +54,6 @@ const MAX_INLINE_DATA: u32 = 32 * SGE_SIZE as u32;
 const SGE_SIZE: usize = size_of::<b::rxe_sge>();
 /// `IB_QP_ATTR_STANDARD_BITS`: the attribute mask bits the core defines.
 const STANDARD_BITS: u32 = (1 << 21) - 1;
-/// Upper bounds of QP attributes (IBTA field widths and device limits).
-const MAX_RD_ATOMIC: u8 = 128;
-const MAX_RETRY: u8 = 7;
-const MAX_TIMER: u8 = 31;
-
-/// Where the `wr_id` of a send WQE is.
-const SEND_WR_ID: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, wr_id);
-/// Where the work request opcode of a send WQE is.
-const SEND_OPCODE: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, opcode);
-/// Where the `wr_id` of a receive WQE is.
-const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
 
 /// The QPs of a device by number.
 pub(crate) type QpTable = IdTable<QpShared>;
@@ -136,7 +120,7 @@ pub(crate) struct QpShared {
     pub(crate) signal_all: bool,
     /// The state (`IB_QPS_*`), mirrored out of the lock for posting, which may run with
     /// interrupts disabled.
-    state: AtomicU32,
+    pub(crate) state: AtomicU32,
     /// The identity of the QP's PD.
     pub(crate) pd: crate::ext::rdma::mr::PdId,
     /// The `ib_qp` (its address), which kernel consumers' completions name.
@@ -206,59 +190,6 @@ pub(crate) struct Inner {
     pub(crate) dead: bool,
 }
 
-/// The attributes the engine uses, decoded from the `modify_qp` attributes.
-#[derive(Clone, Copy)]
-pub(crate) struct Params {
-    pub(crate) mtu: Mtu,
-    pub(crate) access: Access,
-    pub(crate) qkey: u32,
-    pub(crate) dest_qpn: u32,
-    pub(crate) retry_cnt: u8,
-    pub(crate) rnr_retry: u8,
-    pub(crate) min_rnr_timer: u8,
-    pub(crate) max_rd_atomic: u32,
-    pub(crate) max_dest_rd_atomic: u32,
-    /// Retransmission timeout in microseconds, if any.
-    pub(crate) timeout_us: Option<u64>,
-}
-
-impl Params {
-    fn of(a: &QpAttr, qp: &QpShared) -> Self {
-        Params {
-            mtu: Mtu::from_ib(a.path_mtu).unwrap_or(Mtu::Mtu1024),
-            access: Access(a.qp_access_flags as u32),
-            qkey: if qp.ib_type == b::ib_qp_type_IB_QPT_GSI {
-                GSI_QKEY
-            } else {
-                a.qkey
-            },
-            dest_qpn: a.dest_qp_num,
-            retry_cnt: a.retry_cnt,
-            rnr_retry: a.rnr_retry,
-            min_rnr_timer: a.min_rnr_timer,
-            max_rd_atomic: a.max_rd_atomic.into(),
-            max_dest_rd_atomic: a.max_dest_rd_atomic.into(),
-            timeout_us: crate::proto::timers::local_ack_timeout_ns(a.timeout)
-                .map(|ns| ns.div_ceil(1000)),
-        }
-    }
-
-    const fn initial() -> Self {
-        Params {
-            mtu: Mtu::Mtu1024,
-            access: Access(0),
-            qkey: 0,
-            dest_qpn: 0,
-            retry_cnt: 0,
-            rnr_retry: 0,
-            min_rnr_timer: 0,
-            max_rd_atomic: 0,
-            max_dest_rd_atomic: 0,
-            timeout_us: None,
-        }
-    }
-}
-
 impl Inner {
     /// Whether requests may be received (RTR, RTS, SQD, SQE).
     pub(crate) fn can_receive(&self) -> bool {
@@ -277,124 +208,6 @@ impl Inner {
             self.state,
             b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_SQD
         )
-    }
-
-    /// Moves the QP to the error state: flushes its work and forgets what is in flight.
-    pub(crate) fn set_error(&mut self, qp: &QpShared, out: &mut Outbox) {
-        if self.state == b::ib_qp_state_IB_QPS_ERR {
-            return;
-        }
-        self.state = b::ib_qp_state_IB_QPS_ERR;
-        qp.state.store(self.state, Ordering::Release);
-        self.flush_all(qp, out);
-    }
-
-    /// Flushes both queues and the WQE the responder holds from an SRQ.
-    pub(crate) fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
-        if let Some(r) = self.eng.resp.recv.take() {
-            if r.from_srq {
-                let wc = Cqe {
-                    wr_id: r.wqe.wr_id,
-                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: crate::proto::verbs::WcOpcode::Recv as u32,
-                    qp_num: qp.qpn,
-                    ib_qp: qp.ib_qp,
-                    ..Default::default()
-                };
-                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
-                    out.recv_cq = true;
-                }
-            }
-        }
-        let (s, r) = self.flush(qp);
-        out.send_cq |= s;
-        out.recv_cq |= r;
-        let cons = self.sq.consumer();
-        self.eng.clear(cons);
-        out.retrans = Some(0);
-    }
-}
-
-/// The completion opcode of a send work request opcode (`IB_WR_*`).
-fn send_wc_opcode(wr_opcode: u32) -> u32 {
-    match wr_opcode {
-        b::ib_wr_opcode_IB_WR_RDMA_WRITE | b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
-            b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_WRITE
-        }
-        b::ib_wr_opcode_IB_WR_RDMA_READ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_READ,
-        b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_COMP_SWAP,
-        b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FETCH_ADD,
-        b::ib_wr_opcode_IB_WR_LOCAL_INV => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_LOCAL_INV,
-        b::ib_wr_opcode_IB_WR_BIND_MW => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_BIND_MW,
-        b::ib_wr_opcode_IB_WR_FLUSH => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FLUSH,
-        b::ib_wr_opcode_IB_WR_ATOMIC_WRITE => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_ATOMIC_WRITE,
-        _ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_SEND,
-    }
-}
-
-/// Reads a little `u64`/`u32` field of the oldest WQE (native byte order, as userspace
-/// wrote it).
-fn front_u64(q: &FromClient, off: usize) -> Result<u64> {
-    let mut v = [0u8; 8];
-    q.read_front(off, &mut v)?;
-    Ok(u64::from_ne_bytes(v))
-}
-
-fn front_u32(q: &FromClient, off: usize) -> Result<u32> {
-    let mut v = [0u8; 4];
-    q.read_front(off, &mut v)?;
-    Ok(u32::from_ne_bytes(v))
-}
-
-impl Inner {
-    /// Completes every posted WQE with `IB_WC_WR_FLUSH_ERR`; returns which CQs need their
-    /// handlers called (send, receive).
-    fn flush(&mut self, qp: &QpShared) -> (bool, bool) {
-        let mut notify = (false, false);
-        while self.sq.count() > 0 {
-            let wc = Cqe {
-                wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
-                status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                opcode: send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
-                qp_num: qp.qpn,
-                ib_qp: qp.ib_qp,
-                ..Default::default()
-            };
-            // A full CQ loses flush completions; the consumer sees the overflow.
-            if qp.send_cq.push(&wc, false).unwrap_or(false) {
-                notify.0 = true;
-            }
-            self.sq.advance();
-        }
-        if let Some(rq) = self.rq.as_mut() {
-            while rq.count() > 0 {
-                let wc = Cqe {
-                    wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
-                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: crate::proto::verbs::WcOpcode::Recv as u32,
-                    qp_num: qp.qpn,
-                    ib_qp: qp.ib_qp,
-                    ..Default::default()
-                };
-                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
-                    notify.1 = true;
-                }
-                rq.advance();
-            }
-        }
-        notify
-    }
-
-    /// Drops every posted WQE (the QP is reset).
-    fn discard(&mut self) {
-        while self.sq.count() > 0 {
-            self.sq.advance();
-        }
-        if let Some(rq) = self.rq.as_mut() {
-            while rq.count() > 0 {
-                rq.advance();
-            }
-        }
     }
 }
 
@@ -736,28 +549,4 @@ impl Qp {
         init.port_num = 1;
         Ok(())
     }
-}
-
-/// Checks attribute values against the device's limits; `EINVAL` otherwise.
-fn check_attr(attr: &QpAttr, mask: u32) -> Result {
-    let set = |bit: u32| mask & bit != 0;
-    let ok = (!set(b::ib_qp_attr_mask_IB_QP_PORT) || attr.port_num == 1)
-        && (!set(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX) || attr.pkey_index < params::PKEY_TBL_LEN)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) || attr.max_rd_atomic <= MAX_RD_ATOMIC)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
-            || attr.max_dest_rd_atomic <= MAX_RD_ATOMIC)
-        && (!set(b::ib_qp_attr_mask_IB_QP_PATH_MTU)
-            || (b::ib_mtu_IB_MTU_256..=b::ib_mtu_IB_MTU_4096).contains(&attr.path_mtu))
-        && (!set(b::ib_qp_attr_mask_IB_QP_TIMEOUT) || attr.timeout <= MAX_TIMER)
-        && (!set(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) || attr.retry_cnt <= MAX_RETRY)
-        && (!set(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) || attr.rnr_retry <= MAX_RETRY)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) || attr.min_rnr_timer <= MAX_TIMER)
-        && (!set(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || attr.alt_port_num == 1);
-    if !ok {
-        return Err(EINVAL);
-    }
-    if set(b::ib_qp_attr_mask_IB_QP_AV) {
-        check_av(&AhAttrs::new(&attr.ah_attr))?;
-    }
-    Ok(())
 }

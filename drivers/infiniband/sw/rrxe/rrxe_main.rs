@@ -31,6 +31,7 @@ mod counters;
 mod cq;
 mod device;
 mod eng;
+mod flush;
 mod icrc;
 mod link;
 mod mcast;
@@ -43,6 +44,7 @@ mod pd;
 #[allow(dead_code, unreachable_pub)]
 mod proto;
 mod qp;
+mod qp_attr;
 mod queue;
 mod recv;
 mod req;

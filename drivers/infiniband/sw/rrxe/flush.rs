@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The error state of a QP: moving to it, and completing the outstanding work of both
+//! queues (and a receive WQE the responder took from an SRQ) with `IB_WC_WR_FLUSH_ERR`.
+
+use crate::{
+    bindings as b,
+    cq::Cqe,
+    eng::Outbox,
+    proto::verbs::WcOpcode,
+    qp::{Inner, QpShared},
+    queue::FromClient,
+};
+use core::{mem::offset_of, sync::atomic::Ordering};
+use kernel::prelude::*;
+
+/// Where the `wr_id` of a send WQE is.
+const SEND_WR_ID: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, wr_id);
+/// Where the work request opcode of a send WQE is.
+const SEND_OPCODE: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, opcode);
+/// Where the `wr_id` of a receive WQE is.
+const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
+
+/// The completion opcode of a send work request opcode (`IB_WR_*`).
+fn send_wc_opcode(wr_opcode: u32) -> u32 {
+    match wr_opcode {
+        b::ib_wr_opcode_IB_WR_RDMA_WRITE | b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
+            b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_WRITE
+        }
+        b::ib_wr_opcode_IB_WR_RDMA_READ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_READ,
+        b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_COMP_SWAP,
+        b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FETCH_ADD,
+        b::ib_wr_opcode_IB_WR_LOCAL_INV => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_LOCAL_INV,
+        b::ib_wr_opcode_IB_WR_BIND_MW => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_BIND_MW,
+        b::ib_wr_opcode_IB_WR_FLUSH => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FLUSH,
+        b::ib_wr_opcode_IB_WR_ATOMIC_WRITE => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_ATOMIC_WRITE,
+        _ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_SEND,
+    }
+}
+
+/// Reads a little `u64`/`u32` field of the oldest WQE (native byte order, as userspace
+/// wrote it).
+fn front_u64(q: &FromClient, off: usize) -> Result<u64> {
+    let mut v = [0u8; 8];
+    q.read_front(off, &mut v)?;
+    Ok(u64::from_ne_bytes(v))
+}
+
+fn front_u32(q: &FromClient, off: usize) -> Result<u32> {
+    let mut v = [0u8; 4];
+    q.read_front(off, &mut v)?;
+    Ok(u32::from_ne_bytes(v))
+}
+
+impl Inner {
+    /// Moves the QP to the error state: flushes its work and forgets what is in flight.
+    pub(crate) fn set_error(&mut self, qp: &QpShared, out: &mut Outbox) {
+        if self.state == b::ib_qp_state_IB_QPS_ERR {
+            return;
+        }
+        self.state = b::ib_qp_state_IB_QPS_ERR;
+        qp.state.store(self.state, Ordering::Release);
+        self.flush_all(qp, out);
+    }
+
+    /// Flushes both queues and the WQE the responder holds from an SRQ.
+    pub(crate) fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
+        if let Some(r) = self.eng.resp.recv.take() {
+            if r.from_srq {
+                let wc = Cqe {
+                    wr_id: r.wqe.wr_id,
+                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+                    opcode: WcOpcode::Recv as u32,
+                    qp_num: qp.qpn,
+                    ib_qp: qp.ib_qp,
+                    ..Default::default()
+                };
+                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
+                    out.recv_cq = true;
+                }
+            }
+        }
+        let (s, r) = self.flush(qp);
+        out.send_cq |= s;
+        out.recv_cq |= r;
+        let cons = self.sq.consumer();
+        self.eng.clear(cons);
+        out.retrans = Some(0);
+    }
+
+    /// Completes every posted WQE with `IB_WC_WR_FLUSH_ERR`; returns which CQs need their
+    /// handlers called (send, receive).
+    fn flush(&mut self, qp: &QpShared) -> (bool, bool) {
+        let mut notify = (false, false);
+        while self.sq.count() > 0 {
+            let wc = Cqe {
+                wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
+                status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+                opcode: send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
+                qp_num: qp.qpn,
+                ib_qp: qp.ib_qp,
+                ..Default::default()
+            };
+            // A full CQ loses flush completions; the consumer sees the overflow.
+            if qp.send_cq.push(&wc, false).unwrap_or(false) {
+                notify.0 = true;
+            }
+            self.sq.advance();
+        }
+        if let Some(rq) = self.rq.as_mut() {
+            while rq.count() > 0 {
+                let wc = Cqe {
+                    wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
+                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+                    opcode: WcOpcode::Recv as u32,
+                    qp_num: qp.qpn,
+                    ib_qp: qp.ib_qp,
+                    ..Default::default()
+                };
+                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
+                    notify.1 = true;
+                }
+                rq.advance();
+            }
+        }
+        notify
+    }
+
+    /// Drops every posted WQE (the QP is reset).
+    pub(crate) fn discard(&mut self) {
+        while self.sq.count() > 0 {
+            self.sq.advance();
+        }
+        if let Some(rq) = self.rq.as_mut() {
+            while rq.count() > 0 {
+                rq.advance();
+            }
+        }
+    }
+}
