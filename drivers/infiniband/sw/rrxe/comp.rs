@@ -10,6 +10,7 @@ use crate::{
     cq::Cqe,
     device::RrxeDev,
     eng::Outbox,
+    eng::Track,
     ext::{
         net::{device::NetDevice, skb::SkBuff},
         rdma::device::Device,
@@ -17,13 +18,13 @@ use crate::{
     proto::{
         completer::{
             early, judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision,
-            Verdict,
+            Verdict, IMPLICIT_NAK_AFTER,
         },
         packet::Packet,
-        verbs::{QpType, WcStatus},
+        verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::{Inner, QpShared},
-    req::rewind,
+    req::{ask_read, rewind},
     sgl::{self, Owner},
     wqe,
 };
@@ -35,6 +36,7 @@ use crate::{
 fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
+    inner.eng.holes.clear();
     if t.holds_rd_atomic {
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
     }
@@ -87,21 +89,53 @@ pub(crate) fn complete_sent(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) 
     }
 }
 
-/// Retransmits from the oldest unacknowledged PSN if the retry count allows.
+/// Why a retry is wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The retransmission timer expired.
+    Timeout,
+    /// Responses came ahead of a missing read or atomic response.
+    ImplicitNak,
+    /// The responder asked for a retransmission (PSN sequence error NAK).
+    SeqNak,
+}
+
+/// Retransmits from the oldest unacknowledged PSN if the retry count allows. When the
+/// oldest WQE is an RDMA READ whose responses stopped (timeout, implicit NAK), asks for
+/// what it misses only: its oldest missing range, or the next chunk of its rest.
 fn start_retry(
     qp: &QpShared,
     dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
     inner: &mut Inner,
     out: &mut Outbox,
-    timeout: bool,
+    why: Why,
 ) {
     let e = &mut inner.eng;
-    match retry(&mut e.retry, e.retrying, timeout, e.psn, e.comp.psn) {
+    match retry(
+        &mut e.retry,
+        e.retrying,
+        why == Why::Timeout,
+        e.psn,
+        e.comp.psn,
+    ) {
         RetryDecision::Retransmit => {
             e.retrying = true;
             dev.data().count(Counter::CompleterRetryErr);
-            rewind(inner);
-            out.again = true;
+            let t = e.track(inner.sq.consumer());
+            if why != Why::SeqNak && matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
+                if e.holes.is_active() {
+                    ask_hole(qp, dev, ndev, inner, &t);
+                } else {
+                    let chunk = e.holes.chunk(e.comp.psn, t.last_psn);
+                    let cons = inner.sq.consumer();
+                    ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
+                }
+            } else {
+                e.holes.clear();
+                rewind(inner);
+                out.again = true;
+            }
         }
         RetryDecision::Ignore => {}
         RetryDecision::Exceeded => {
@@ -115,13 +149,14 @@ fn start_retry(
 pub(crate) fn on_timeout(
     qp: &QpShared,
     dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
     inner: &mut Inner,
     out: &mut Outbox,
 ) {
     if qp.qp_type != QpType::Rc || !inner.can_send() || !outstanding(inner) {
         return;
     }
-    start_retry(qp, dev, inner, out, true);
+    start_retry(qp, dev, ndev, inner, out, Why::Timeout);
     if let Some(us) = inner.params.timeout_us {
         out.retrans = Some(us);
     }
@@ -218,11 +253,58 @@ fn keep_early(
     }
 }
 
+/// Asks for the oldest missing range of the oldest WQE, an RDMA READ tracked as `t`.
+fn ask_hole(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
+    if let Some(hole) = inner.eng.holes.ask() {
+        let cons = inner.sq.consumer();
+        ask_read(qp, dev, ndev, inner, cons, t.first_psn, hole);
+    }
+}
+
+/// A response of the oldest WQE, an RDMA READ tracked as `t`, came beyond a missing one:
+/// stores its data and keeps its PSN, and once a few came, asks for what is missing.
+#[allow(clippy::too_many_arguments)]
+fn keep_read(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &mut Inner,
+    out: &mut Outbox,
+    t: &Track,
+    rsp: &Response,
+    payload: &[u8],
+) {
+    let expected = inner.eng.comp.psn;
+    if !inner.eng.holes.can_keep(expected, rsp.psn) {
+        return;
+    }
+    // Every response but the read's last carries a whole MTU (whatever its opcode: the
+    // answer to a range asked for again may start with First and end with Last).
+    let mtu = u64::from(inner.params.mtu.bytes());
+    let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
+    let want = if rsp.psn == t.last_psn {
+        u64::from(t.byte_len).saturating_sub(off)
+    } else {
+        mtu
+    };
+    if payload.len() as u64 != want || (rsp.psn == t.last_psn && !rsp.opcode.is_end()) {
+        return;
+    }
+    if !store(qp, dev, inner, inner.sq.consumer(), off, payload) {
+        complete_front(qp, inner, out, WcStatus::LocProtErr);
+        return;
+    }
+    inner.eng.holes.keep(expected, rsp.psn);
+    if inner.eng.holes.must_ask() && inner.eng.holes.kept() >= u32::from(IMPLICIT_NAK_AFTER) {
+        ask_hole(qp, dev, ndev, inner, t);
+    }
+}
+
 /// Processes one response packet.
 pub(crate) fn on_response(
     qp: &QpShared,
     dev: &Device<RrxeDev>,
-    _ndev: &NetDevice,
+    ndev: &NetDevice,
     inner: &mut Inner,
     skb: SkBuff,
     out: &mut Outbox,
@@ -286,9 +368,27 @@ pub(crate) fn on_response(
                 let end = off + pkt.payload.len() as u64;
                 let remaining = u64::from(t.byte_len).saturating_sub(end) as u32;
                 inner.eng.comp.update(rsp.opcode, rsp.psn);
-                if read_complete(remaining, rsp.opcode) {
-                    complete_front(qp, inner, out, WcStatus::Success);
+                // Responses kept beyond this one are taken now; the last may be among them.
+                let kept = inner.eng.holes.advance(inner.eng.comp.psn);
+                let after = inner.eng.comp.psn.wrapping_add(kept);
+                let done = read_complete(remaining, rsp.opcode)
+                    || (kept > 0 && after.is_after(t.last_psn));
+                if kept > 0 || !done {
+                    inner.eng.comp.read_taken(kept, done);
                 }
+                if done {
+                    complete_front(qp, inner, out, WcStatus::Success);
+                } else if inner.eng.holes.must_ask() {
+                    ask_hole(qp, dev, ndev, inner, &t);
+                } else if rsp.opcode.is_end() && inner.eng.holes.chunk_done(inner.eng.comp.psn) {
+                    // The chunk asked for arrived whole: the next one.
+                    let chunk = inner.eng.holes.chunk(inner.eng.comp.psn, t.last_psn);
+                    ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
+                }
+                break;
+            }
+            Verdict::ReadAhead => {
+                keep_read(qp, dev, ndev, inner, out, &t, &rsp, pkt.payload);
                 break;
             }
             Verdict::AtomicResult => {
@@ -305,7 +405,7 @@ pub(crate) fn on_response(
             Verdict::Ahead => {
                 keep_early(qp, dev, inner, &rsp, &pkt);
                 if inner.eng.ahead.note() {
-                    start_retry(qp, dev, inner, out, false);
+                    start_retry(qp, dev, ndev, inner, out, Why::ImplicitNak);
                 }
                 break;
             }
@@ -317,7 +417,7 @@ pub(crate) fn on_response(
                         progressed = true;
                     }
                 }
-                start_retry(qp, dev, inner, out, false);
+                start_retry(qp, dev, ndev, inner, out, Why::SeqNak);
                 break;
             }
             Verdict::Rnr { timer } => {

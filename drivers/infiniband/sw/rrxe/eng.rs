@@ -10,6 +10,7 @@ use crate::{
     proto::{
         completer::{AheadCount, CompState, RetryCounter, WqeView},
         psn::Psn,
+        readholes::ReadHoles,
         requester::{AckReqPolicy, Segmenter},
         responder::{ReadReply, SeqState},
         verbs::{WcStatus, WrOpcode},
@@ -179,6 +180,8 @@ pub(crate) struct Engine {
     pub(crate) retrying: bool,
     /// Responses ahead of a missing read or atomic response since the last progress.
     pub(crate) ahead: AheadCount,
+    /// Responses of the oldest RDMA READ kept beyond a missing one.
+    pub(crate) holes: ReadHoles,
     /// The retransmission timer expired.
     pub(crate) timed_out: bool,
     pub(crate) resp: Resp,
@@ -205,6 +208,7 @@ impl Engine {
             rnr: RetryCounter::new(0),
             retrying: false,
             ahead: AheadCount::default(),
+            holes: ReadHoles::new(),
             timed_out: false,
             resp: Resp {
                 psn: Psn::new(0),
@@ -252,6 +256,7 @@ impl Engine {
         self.rnr_wait = false;
         self.retrying = false;
         self.ahead.reset();
+        self.holes.clear();
         self.timed_out = false;
         self.ack_policy = AckReqPolicy::new();
         self.resp.recv = None;

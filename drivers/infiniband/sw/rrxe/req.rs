@@ -18,8 +18,10 @@ use crate::{
         ieth::Ieth,
         immdt::ImmDt,
         mtu::Mtu,
-        opcode::HeaderSet,
+        opcode::{HeaderSet, Opcode},
         packet::Headers,
+        psn::Psn,
+        readholes::Hole,
         requester::{
             gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter,
         },
@@ -37,6 +39,59 @@ use crate::{
 pub(crate) fn rewind(inner: &mut Inner) {
     inner.eng.req_index = inner.sq.consumer();
     inner.eng.cur = None;
+}
+
+/// Asks again for a missing range of responses of the RDMA READ at `index` (the oldest
+/// WQE, whose responses start at `first_psn`): a read request with the range's first PSN
+/// and its part of the remote buffer. The responder answers it as a duplicate; the
+/// requester's place in the send queue does not change.
+pub(crate) fn ask_read(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &Inner,
+    index: u32,
+    first_psn: Psn,
+    hole: Hole,
+) {
+    let (Ok(wqe), Some(tx)) = (
+        wqe::read_send(&inner.sq, index, qp.kernel),
+        inner.tx.as_ref(),
+    ) else {
+        return;
+    };
+    let mtu = inner.params.mtu.bytes();
+    let off = hole
+        .psn
+        .distance_from(first_psn)
+        .saturating_mul(mtu)
+        .min(wqe.len);
+    let len = hole.count.saturating_mul(mtu).min(wqe.len - off);
+    let mut hdr = Headers::new(Bth {
+        opcode: Opcode::RcReadRequest,
+        solicited: false,
+        mig_req: false,
+        pad: 0,
+        tver: 0,
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn: inner.params.dest_qpn & crate::proto::bth::QPN_MASK,
+        ack_req: true,
+        psn: hole.psn,
+    });
+    hdr.reth = Some(Reth {
+        va: wqe.remote.addr.wrapping_add(u64::from(off)),
+        rkey: wqe.remote.rkey,
+        dma_len: len,
+    });
+    // A request lost here is asked for again after the next timeout.
+    match tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| {
+        Ok::<(), MemError>(())
+    }) {
+        Ok(()) => dev.data().count(Counter::RdmaSends),
+        Err(_) => dev.data().count(Counter::SendErr),
+    }
 }
 
 /// Sends what the send queue holds, up to the budget. Returns true if there is more.

@@ -148,7 +148,7 @@ impl QpShared {
             }
             if inner.eng.timed_out {
                 inner.eng.timed_out = false;
-                crate::comp::on_timeout(&this, dev, &mut inner, &mut out);
+                crate::comp::on_timeout(&this, dev, &ndev, &mut inner, &mut out);
             }
             out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
             out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);

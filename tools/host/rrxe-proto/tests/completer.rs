@@ -91,12 +91,42 @@ fn stale_responses() {
     // ...unless it is the WQE's last PSN (a retried response).
     let st2 = CompState::new(Psn::new(26));
     assert_eq!(judge(&st2, &w, &ack(25, 0x1f)), Verdict::Complete);
-    // A gap in the responses of a read: the rest of it is dropped.
+    // A gap in the responses of a read: the later ones are kept (selective retry)...
     let r = wqe(WrOpcode::RdmaRead, 20, 23);
     assert_eq!(
         judge(&st, &r, &resp(Opcode::RcReadResponseMiddle, 21)),
+        Verdict::ReadAhead
+    );
+    assert_eq!(
+        judge(&st, &r, &resp(Opcode::RcReadResponseLast, 23)),
+        Verdict::ReadAhead
+    );
+    // ...unless they carry a NAK, or are not read responses.
+    let mut nak = resp(Opcode::RcReadResponseLast, 23);
+    nak.syndrome = Some(Syndrome::Nak(NakCode::RemoteAccessError));
+    assert_eq!(judge(&st, &r, &nak), Verdict::Drop);
+    assert_eq!(judge(&st, &r, &ack(22, 0x1f)), Verdict::Drop);
+    // An atomic's gap is dropped (its one response is what is missing).
+    let a = wqe(WrOpcode::AtomicFetchAdd, 20, 20);
+    let st_a = CompState::new(Psn::new(19));
+    assert_eq!(
+        judge(&st_a, &a, &resp(Opcode::RcAtomicAck, 20)),
         Verdict::Drop
     );
+}
+
+#[test]
+fn read_taken_over_kept_responses() {
+    let mut st = CompState::new(Psn::new(100));
+    st.update(Opcode::RcReadResponseLast, Psn::new(101));
+    assert_eq!(st.opcode, None);
+    // A Last that ended a range asked for again: the read goes on after it.
+    st.read_taken(0, false);
+    assert_eq!(st.psn, Psn::new(102));
+    assert_eq!(st.opcode, Some(Opcode::RcReadResponseMiddle));
+    // Three responses after it were kept, the read's last among them.
+    st.read_taken(3, true);
+    assert_eq!(st, CompState::new(Psn::new(105)));
 }
 
 #[test]
@@ -390,4 +420,40 @@ fn ahead_counts_to_an_implicit_nak() {
         assert!(!a.note());
     }
     assert!(a.note());
+}
+
+#[test]
+fn read_resumed_with_a_new_sequence() {
+    let w = wqe(WrOpcode::RdmaRead, 100, 110);
+    let st = CompState {
+        psn: Psn::new(103),
+        opcode: Some(Opcode::RcReadResponseMiddle),
+    };
+    // The usual answer to a retry from PSN 103 continues the sequence...
+    assert_eq!(
+        judge(&st, &w, &resp(Opcode::RcReadResponseMiddle, 103)),
+        Verdict::ReadData
+    );
+    // ...but a new one starting there is accepted too.
+    assert_eq!(
+        judge(&st, &w, &resp(Opcode::RcReadResponseFirst, 103)),
+        Verdict::ReadData
+    );
+    let at_last = CompState {
+        psn: Psn::new(110),
+        opcode: Some(Opcode::RcReadResponseMiddle),
+    };
+    assert_eq!(
+        judge(&at_last, &w, &resp(Opcode::RcReadResponseOnly, 110)),
+        Verdict::ReadData
+    );
+    // Not elsewhere: First or Only in the middle of a sequence is a bad response.
+    assert_eq!(
+        judge(&at_last, &w, &resp(Opcode::RcReadResponseFirst, 109)),
+        Verdict::Drop
+    );
+    assert_eq!(
+        judge(&st, &w, &resp(Opcode::RcReadResponseOnly, 103)),
+        Verdict::Fail(WcStatus::BadRespErr)
+    );
 }

@@ -50,6 +50,18 @@ impl CompState {
         }
     }
 
+    /// Takes `n` responses from [`CompState::psn`] on that were kept earlier
+    /// ([`Verdict::ReadAhead`]), with an RDMA READ response sequence still going on unless
+    /// the read is `done`. Also after a Last response that ended a range asked for again.
+    pub fn read_taken(&mut self, n: u32, done: bool) {
+        self.psn = self.psn.wrapping_add(n);
+        self.opcode = if done {
+            None
+        } else {
+            Some(Opcode::RcReadResponseMiddle)
+        };
+    }
+
     /// Records that a WQE ending at `last_psn` completed (implicitly acknowledged).
     pub fn wqe_done(&mut self, last_psn: Psn) {
         if !last_psn.is_before(self.psn) {
@@ -116,6 +128,9 @@ pub enum Verdict {
     /// Atomic acknowledge: store the original value in the WQE's local buffer, then
     /// [`Verdict::Complete`].
     AtomicResult,
+    /// A response of this RDMA READ beyond the missing one: keep it (store its data, note
+    /// its PSN in [`super::readholes::ReadHoles`]) and ask for the missing ranges.
+    ReadAhead,
     /// The response is ahead of the read or atomic response this WQE waits for: that one
     /// was lost or is late. See whether it answers a later WQE ([`early`]), and retry from
     /// [`CompState::psn`] when [`AheadCount::note`] says so.
@@ -191,10 +206,16 @@ pub fn judge(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
             return Verdict::Drop;
         }
     } else if diff > 0 && wqe.wr.needs_response_data() {
-        // A gap in the responses of a read: one was lost or is late. The rest of the read
-        // is dropped; the responses of later WQEs or the timer start the retry, which
-        // asks for the whole tail of the read again.
-        return Verdict::Drop;
+        // A gap in the responses of a read: one was lost or is late. A later response of
+        // an RDMA READ is kept, and the missing ones asked for (`readholes`); anything
+        // else is dropped, and the responses of later WQEs or the timer start the retry.
+        let read = matches!(wqe.wr, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv);
+        let ack = !matches!(rsp.syndrome, Some(s) if !s.is_ack());
+        return if read && rsp.opcode.operation() == Operation::ReadResponse && ack {
+            Verdict::ReadAhead
+        } else {
+            Verdict::Drop
+        };
     }
     check_ack(st, wqe, rsp)
 }
@@ -209,11 +230,17 @@ fn check_ack(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
                 Opcode::RcAck | Opcode::RcReadResponseMiddle | Opcode::RcReadResponseLast
             );
             // A retried read may start over with First (from the first PSN) or Only (a
-            // one-packet read).
-            let restarts = (rsp.psn == wqe.first_psn
-                && matches!(rsp.opcode, Opcode::RcReadResponseFirst))
-                || (wqe.first_psn == wqe.last_psn
-                    && matches!(rsp.opcode, Opcode::RcReadResponseOnly));
+            // one-packet read). A retry from the middle is answered with Middle and Last
+            // (rxe and rrxe continue the original sequence), but a responder may also start
+            // a new sequence there, with First (or Only for the last packet).
+            let resumed = rsp.psn == wqe.first_psn || rsp.psn == st.psn;
+            let restarts = match rsp.opcode {
+                Opcode::RcReadResponseFirst => resumed,
+                Opcode::RcReadResponseOnly => {
+                    wqe.first_psn == wqe.last_psn || (resumed && rsp.psn == wqe.last_psn)
+                }
+                _ => false,
+            };
             if !continues && !restarts {
                 return bad;
             }

@@ -15,7 +15,8 @@
 //! - [`packet`]: whole-packet parse and build over borrowed buffers;
 //! - [`icrc`]: the RoCEv2 invariant CRC over the masked pseudo-header;
 //! - [`psn`], [`mtu`], [`timers`], [`verbs`]: arithmetic, sizes and verbs-level values;
-//! - decision logic: [`requester`], [`responder`], [`completer`].
+//! - decision logic: [`requester`], [`responder`], [`completer`], and [`readholes`] (the
+//!   selective retry of an RDMA READ).
 //!
 //! Everything that looks at packet or user data is total: decoding returns
 //! `Result<_, ProtoError>`, slices are taken with `get`, and sequence numbers and lengths use
@@ -36,6 +37,7 @@ pub mod mtu;
 pub mod opcode;
 pub mod packet;
 pub mod psn;
+pub mod readholes;
 pub mod requester;
 pub mod responder;
 pub mod reth;

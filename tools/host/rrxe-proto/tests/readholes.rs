@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Selective retry of an RDMA READ: kept responses, the missing range, advancing.
+
+use rrxe_proto::proto::psn::{Psn, PSN_MASK};
+use rrxe_proto::proto::readholes::{ReadHoles, CHUNK, WINDOW};
+
+fn p(v: u32) -> Psn {
+    Psn::new(v & PSN_MASK)
+}
+
+fn ask(h: &mut ReadHoles) -> Option<(u32, u32)> {
+    h.ask().map(|x| (x.psn.value(), x.count))
+}
+
+#[test]
+fn nothing_kept() {
+    let mut h = ReadHoles::new();
+    assert!(!h.is_active());
+    assert!(!h.must_ask());
+    assert_eq!(h.advance(p(5)), 0);
+    assert_eq!(ask(&mut h), None);
+}
+
+#[test]
+fn holes_then_fill() {
+    // Read of PSNs 100..=119; 100 arrived in order, 101 and 104..=105 lost.
+    let mut h = ReadHoles::new();
+    for q in [102, 103, 106, 107] {
+        assert!(h.can_keep(p(101), p(q)));
+        h.keep(p(101), p(q));
+    }
+    assert_eq!(h.kept(), 4);
+    assert!(!h.can_keep(p(101), p(103)), "kept already");
+    assert!(!h.can_keep(p(101), p(101)), "the missing one itself");
+    assert!(!h.can_keep(p(101), p(100)), "behind");
+    assert!(h.is_active() && h.must_ask());
+    assert_eq!(ask(&mut h), Some((101, 1)));
+    assert!(!h.must_ask());
+    // Asked again after a timeout: the same range.
+    assert_eq!(ask(&mut h), Some((101, 1)));
+    // 101 arrives: 102 and 103 were kept, the completer expects 104, the next range.
+    assert_eq!(h.advance(p(102)), 2);
+    assert!(h.must_ask());
+    assert_eq!(ask(&mut h), Some((104, 2)));
+    // 104 and 105 arrive: 106 and 107 kept; nothing kept beyond.
+    assert_eq!(h.advance(p(105)), 0);
+    assert!(!h.must_ask(), "104..=105 was asked for and is arriving");
+    assert_eq!(h.advance(p(106)), 2);
+    assert!(!h.is_active());
+    assert_eq!(ask(&mut h), None);
+}
+
+#[test]
+fn ranges_go_up_one_at_a_time() {
+    let mut h = ReadHoles::new();
+    // Every other PSN kept: holes of one.
+    for i in 0..40 {
+        h.keep(p(0), p(2 * i + 1));
+    }
+    for i in 0..40 {
+        assert!(h.must_ask());
+        assert_eq!(ask(&mut h), Some((2 * i, 1)));
+        assert_eq!(h.advance(p(2 * i + 1)), 1);
+    }
+    assert!(!h.is_active());
+}
+
+#[test]
+fn window_and_wrap() {
+    let base = PSN_MASK - 3;
+    let mut h = ReadHoles::new();
+    assert!(!h.can_keep(p(base), p(base + WINDOW)));
+    assert!(h.can_keep(p(base), p(base + WINDOW - 1)));
+    h.keep(p(base), p(base + 2));
+    h.keep(p(base), p(base + 6));
+    assert_eq!(ask(&mut h), Some((base, 2)));
+    assert_eq!(h.advance(p(base + 2)), 1);
+    assert_eq!(ask(&mut h), Some(((base + 3) & PSN_MASK, 3)));
+    assert_eq!(h.advance(p(base + 6)), 1);
+    assert!(!h.is_active());
+}
+
+#[test]
+fn advance_far_or_back_clears() {
+    let mut h = ReadHoles::new();
+    h.keep(p(50), p(60));
+    assert_eq!(h.advance(p(50 + WINDOW)), 0);
+    assert!(!h.is_active());
+    h.keep(p(50), p(60));
+    assert_eq!(h.advance(p(40)), 0);
+    assert!(!h.is_active());
+    h.keep(p(50), p(60));
+    h.clear();
+    assert!(!h.is_active() && !h.must_ask());
+}
+
+#[test]
+fn ranges_are_at_most_a_chunk() {
+    let mut h = ReadHoles::new();
+    h.keep(p(0), p(500));
+    assert_eq!(ask(&mut h), Some((0, CHUNK)));
+    assert!(!h.must_ask());
+    // The range arrived: the next part of the hole.
+    assert_eq!(h.advance(p(CHUNK)), 0);
+    assert!(h.must_ask());
+    assert_eq!(ask(&mut h), Some((CHUNK, CHUNK)));
+}
+
+#[test]
+fn chunks_after_a_timeout() {
+    let mut h = ReadHoles::new();
+    let c = h.chunk(p(10), p(500));
+    assert_eq!((c.psn.value(), c.count), (10, CHUNK));
+    assert!(!h.chunk_done(p(10 + CHUNK - 1)));
+    assert!(h.chunk_done(p(10 + CHUNK)));
+    // Responses kept: their ranges come first.
+    h.keep(p(10 + CHUNK), p(10 + CHUNK + 5));
+    assert!(!h.chunk_done(p(10 + CHUNK)));
+    h.clear();
+    assert!(!h.chunk_done(p(10 + CHUNK)));
+    // The last chunk ends with the read.
+    let c = h.chunk(p(490), p(500));
+    assert_eq!((c.psn.value(), c.count), (490, 11));
+    assert!(h.chunk_done(p(501)));
+    // Across the PSN wrap.
+    let c = h.chunk(p(PSN_MASK), p(PSN_MASK + 3));
+    assert_eq!((c.psn.value(), c.count), (PSN_MASK, 4));
+    assert!(h.chunk_done(p(PSN_MASK + 4)));
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// A read of `n` responses from `start`, delivered in a random order with losses
+        /// and duplicates, then the ranges asked for delivered in turn (as a responder
+        /// answers them), completes: the completer's expected PSN reaches the end, each
+        /// range asked for starts at it and holds only PSNs neither taken nor kept, and
+        /// every PSN is taken exactly once (in order or kept).
+        #[test]
+        fn read_with_losses_completes(
+            start in 0..=PSN_MASK,
+            n in 1u32..3000,
+            order in prop::collection::vec((any::<u16>(), 0u8..10), 1..3000),
+        ) {
+            let end = n; // offsets 0..n
+            let mut h = ReadHoles::new();
+            let mut expected = 0u32; // offset of the next PSN expected
+            let mut have = BTreeSet::new(); // offsets kept or taken
+            let mut rounds = 0;
+            let arrive = |off: u32, h: &mut ReadHoles, expected: &mut u32,
+                              have: &mut BTreeSet<u32>| {
+                let psn = p(start.wrapping_add(off));
+                let exp = p(start.wrapping_add(*expected));
+                if off == *expected {
+                    prop_assert!(!have.contains(&off));
+                    have.insert(off);
+                    *expected += 1;
+                    let run = h.advance(p(start.wrapping_add(*expected)));
+                    for k in 0..run {
+                        prop_assert!(have.contains(&(*expected + k)), "skipped PSN not kept");
+                    }
+                    *expected += run;
+                } else if off > *expected && h.can_keep(exp, psn) {
+                    prop_assert!(!have.contains(&off));
+                    prop_assert!(off - *expected < WINDOW);
+                    h.keep(exp, psn);
+                    have.insert(off);
+                }
+                Ok(())
+            };
+            // The first pass: each response lost with probability 1/10, some duplicated.
+            for (i, &(r, lost)) in order.iter().take(n as usize).enumerate() {
+                let off = i as u32;
+                if lost == 0 {
+                    continue;
+                }
+                arrive(off, &mut h, &mut expected, &mut have)?;
+                if r % 7 == 0 && off > 0 {
+                    arrive(off - 1, &mut h, &mut expected, &mut have)?;
+                }
+            }
+            // Then: ask (through the read's end) and deliver every range asked for.
+            while expected < end {
+                rounds += 1;
+                prop_assert!(rounds < 2 * n as usize + 10, "no progress");
+                // The oldest missing range, or with nothing kept, the next chunk from
+                // the expected PSN.
+                let last = p(start.wrapping_add(end - 1));
+                let (first, count) = match h.ask() {
+                    Some(hole) => (hole.psn.distance_from(p(start)), hole.count),
+                    None => {
+                        let c = h.chunk(p(start.wrapping_add(expected)), last);
+                        (c.psn.distance_from(p(start)), c.count)
+                    }
+                };
+                prop_assert_eq!(first, expected, "not the oldest range");
+                prop_assert!(count > 0 && count <= CHUNK);
+                for off in first..first + count {
+                    prop_assert!(off < end, "asked beyond the read");
+                    prop_assert!(!have.contains(&off), "asked for a PSN it has");
+                    arrive(off, &mut h, &mut expected, &mut have)?;
+                }
+            }
+            prop_assert_eq!(expected, end);
+            prop_assert_eq!(have.len() as u32, end);
+            prop_assert!(!h.is_active());
+        }
+    }
+}
