@@ -83,6 +83,28 @@ tr_client() {
 	done
 }
 
+# tr_listening PORT: something listens on PORT here (in TR_SX's namespace): a TCP socket
+# (the servers of the pingpongs and of perftest) or an RDMA CM ID (rping, perftest -R).
+tr_listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	"${TR_SX[@]}" awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null ||
+		"${TR_SX[@]}" rdma res show cm_id src-port "$1" 2>/dev/null | grep -q LISTEN
+}
+
+# tr_wait_listen PORT PID: waits (up to 10 s, while PID runs) until the server listens on
+# PORT, so that its client is not rejected first: perftest -R's client may then crash in
+# librdmacm (a general protection fault in its rdma_resolve_addr, with rxe as with rrxe),
+# leaving its server waiting for ever.
+tr_wait_listen() {
+	for _ in $(seq 100); do
+		tr_listening "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+
 # The device's nonzero hw_counters (packets, retransmits, errors) on one comment line.
 tr_counters() {
 	local d=/sys/class/infiniband/${RRXE_DEV:-}/ports/1/hw_counters f v out=''
@@ -120,7 +142,7 @@ tr_run() {
 	single)
 		"${scmd[@]}" >"$TR_DIR/$name.server" 2>&1 &
 		spid=$!
-		sleep 0.5
+		tr_wait_listen "$TR_PORT" "$spid"
 		TR_WATCH=$spid tr_client "$secs" "$TR_DIR/$name.client" "${ccmd[@]}" || cst=$?
 		# Without its client the server cannot finish: a short grace, then it goes.
 		if [ $cst = 0 ]; then
