@@ -5,7 +5,9 @@
 # sourced after lib.sh, not a test itself. A test is a server command and a client command
 # (ibv_*_pingpong, perftest, rping, ...):
 #   one VM (role single): the server runs in the background, the client next to it;
-#   two VMs: the VM with role "server" runs the server command, "client" the client one.
+#   two VMs: the VM with role "server" runs the server command, "client" the client one,
+#   once the server listens (the server VM accepts a TCP connection on a port of its own
+#   then).
 # A client that cannot reach its server yet (still starting, or on the other VM still busy
 # with the previous test) is started again, 1 s apart, up to TR_CLIENT_TRIES times; any
 # other failure is final. Every test gets its own TCP / RDMA CM port (@PORT@ in the
@@ -33,21 +35,31 @@ TR_HANGS=0
 TR_MAX_HANGS=${TR_MAX_HANGS:-2}
 TR_CLIENT_TRIES=${TR_CLIENT_TRIES:-60}
 TR_SX=()
+# Two VMs: the server VM signals that its server listens on this port above the test's,
+# and the client VM asks the server VM to run a test again on this one.
+TR_READY_OFFSET=10000
+TR_AGAIN_OFFSET=20000
 # What a client prints when its server is not listening (yet): pingpong and perftest's TCP
 # exchange, the RDMA CM's REJECT (the peer's CM answered: no listener on that port).
 TR_CONNECT_RE="Couldn't connect to|Unable to init the socket connection|Connection refused|RDMA_CM_EVENT_REJECTED|REJECTED"
 mkdir -p "$TR_DIR"
 
-# tr_wait_pid PID SECS: PID's status, or 124 after killing it when SECS pass.
+# tr_wait_pid PID SECS [ABORT]: PID's status, or 124 after killing it when SECS pass, or
+# 125 after killing it when process ABORT ended first.
 tr_wait_pid() {
 	local pid=$1 end=$(($(date +%s) + $2)) st=0
 	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$(date +%s)" -ge $end ]; then
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			st=125
+		elif [ "$(date +%s)" -ge $end ]; then
+			st=124
+		fi
+		if [ $st != 0 ]; then
 			kill -TERM "$pid" 2>/dev/null
 			sleep 2
 			kill -KILL "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
-			return 124
+			return $st
 		fi
 		sleep 0.2
 	done
@@ -68,7 +80,14 @@ tr_client() {
 			echo "TIMEOUT: still running after $secs s: $*" >>"$log"
 			return 124
 		fi
+		# Killed by a signal (a crash): not a server that is not there yet.
+		[ $st -lt 128 ] || return $st
 		grep -qE "$TR_CONNECT_RE" "$log" || return $st
+		# Kept for the report, if the test fails in the end.
+		{
+			echo "attempt $i: status $st"
+			tail -n 8 "$log"
+		} >>"$log.tries"
 		if [ "$i" -ge "$TR_CLIENT_TRIES" ]; then
 			# Counts as a hang: the server side is stuck or gone.
 			echo "tr_client: no server after $i attempts" >>"$log"
@@ -105,6 +124,25 @@ tr_wait_listen() {
 	done
 }
 
+# tr_crash MARK: the kernel's report of a test program that crashed in librdmacm since
+# MARK. perftest -R's client does, now and then, with rxe as with rrxe (a general
+# protection fault in its rdma_resolve_addr, on a connection ID it no longer has): such a
+# test runs once more.
+tr_crash() {
+	dmesg_since "$1" | grep -E "(general protection fault|segfault).* in librdmacm" | head -n 1
+}
+
+# tr_wait_ready SECS: on the client VM, waits (up to SECS) until the server VM says its
+# server listens: it accepts a TCP connection on TR_PORT + TR_READY_OFFSET then.
+tr_wait_ready() {
+	local end=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt $end ]; do
+		timeout 2 bash -c "exec 3<>/dev/tcp/$RRXE_PEER_IP/$((TR_PORT + TR_READY_OFFSET))" \
+			2>/dev/null && return 0
+		sleep 0.2
+	done
+}
+
 # The device's nonzero hw_counters (packets, retransmits, errors) on one comment line.
 tr_counters() {
 	local d=/sys/class/infiniband/${RRXE_DEV:-}/ports/1/hw_counters f v out=''
@@ -120,24 +158,18 @@ tr_counters() {
 tr_show() {
 	local side=$1 log=$2 n=${3:-25}
 	[ -f "$log" ] || return 0
+	if [ -f "$log.tries" ]; then
+		echo "#   $side: earlier attempts (the last 20 lines of their output)"
+		tail -n 20 "$log.tries" | sed 's/^/#   | /'
+	fi
 	echo "#   $side: $log (last $n lines)"
 	tail -n "$n" "$log" | sed 's/^/#   | /'
 }
 
-tr_run() {
-	local desc=$1 chk=$2 name=$3 secs=$4 start sst=0 cst=0 spid a why='' side
-	shift 4
-	local -a scmd=() ccmd=()
-	TR_PORT=$((TR_PORT + 1))
-	while [ "$1" != -- ]; do scmd+=("${1//@PORT@/$TR_PORT}"); shift; done
-	shift
-	for a in "$@"; do ccmd+=("${a//@PORT@/$TR_PORT}"); done
-	if [ "$TR_HANGS" -ge "$TR_MAX_HANGS" ]; then
-		tap_fail "$desc: not run, the last $TR_HANGS tests hit their time limit"
-		return 0
-	fi
-	rm -f "$TR_DIR/$name.server" "$TR_DIR/$name.client"
-	start=$(date +%s)
+# tr_once: one run of tr_run's test (its variables); sets sst, cst and again (the test is
+# to run once more: a known crash).
+tr_once() {
+	local spid a
 	case ${RRXE_ROLE:-single} in
 	single)
 		"${scmd[@]}" >"$TR_DIR/$name.server" 2>&1 &
@@ -154,16 +186,68 @@ tr_run() {
 				echo "(stopped 5 s after its client failed)" >>"$TR_DIR/$name.server"
 			fi
 		fi
+		[ $cst -lt 128 ] || [ $cst = 124 ] || again=$(tr_crash "$mark")
 		;;
 	server)
 		"${scmd[@]}" >"$TR_DIR/$name.server" 2>&1 &
-		tr_wait_pid $! "$secs" || sst=$?
+		spid=$!
+		busybox nc -l -p $((TR_PORT + TR_AGAIN_OFFSET)) </dev/null >/dev/null 2>&1 &
+		again=$!
+		tr_wait_listen "$TR_PORT" "$spid"
+		busybox nc -l -p $((TR_PORT + TR_READY_OFFSET)) </dev/null >/dev/null 2>&1 &
+		a=$!
+		tr_wait_pid "$spid" "$secs" "$again" || sst=$?
+		kill "$a" 2>/dev/null
+		wait "$a" 2>/dev/null
+		# The client VM asked (its listener took a connection and ended), or not.
+		if kill "$again" 2>/dev/null; then
+			wait "$again" 2>/dev/null
+			again=''
+		else
+			again="the client VM's program crashed"
+		fi
 		;;
 	client)
+		tr_wait_ready "$secs"
 		tr_client "$secs" "$TR_DIR/$name.client" "${ccmd[@]}" || cst=$?
+		if [ $cst -ge 128 ] && [ $cst != 124 ]; then
+			again=$(tr_crash "$mark")
+			# Only if the server VM heard it (it runs the test again too).
+			[ -z "$again" ] || timeout 2 bash -c \
+				"exec 3<>/dev/tcp/$RRXE_PEER_IP/$((TR_PORT + TR_AGAIN_OFFSET))" 2>/dev/null ||
+				again=''
+		fi
 		;;
 	*) die "unknown role $RRXE_ROLE" ;;
 	esac
+}
+
+tr_run() {
+	local desc=$1 chk=$2 name=$3 secs=$4 start sst cst a why='' side again='' ran='' mark
+	shift 4
+	local -a sargs=() cargs=() scmd=() ccmd=()
+	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
+	shift
+	cargs=("$@")
+	TR_PORT=$((TR_PORT + 1))
+	if [ "$TR_HANGS" -ge "$TR_MAX_HANGS" ]; then
+		tap_fail "$desc: not run, the last $TR_HANGS tests hit their time limit"
+		return 0
+	fi
+	start=$(date +%s)
+	while :; do
+		scmd=() ccmd=()
+		for a in "${sargs[@]}"; do scmd+=("${a//@PORT@/$TR_PORT}"); done
+		for a in "${cargs[@]}"; do ccmd+=("${a//@PORT@/$TR_PORT}"); done
+		rm -f "$TR_DIR/$name".*
+		sst=0 cst=0 again=''
+		mark=$(kmsg_mark)
+		tr_once
+		[ -n "$again" ] && [ -z "$ran" ] || break
+		ran=$again
+		echo "# $desc: run again after: $again"
+		TR_PORT=$((TR_PORT + 1))
+	done
 	[ $sst != 124 ] || echo "TIMEOUT: still running after $secs s: ${scmd[*]}" >>"$TR_DIR/$name.server"
 	if [ $sst = 124 ] || [ $cst = 124 ]; then
 		TR_HANGS=$((TR_HANGS + 1))
@@ -179,7 +263,7 @@ tr_run() {
 		fi
 	done
 	if [ -z "$why" ]; then
-		tap_ok "$desc ($(($(date +%s) - start)) s)"
+		tap_ok "$desc ($(($(date +%s) - start)) s${ran:+; run twice: a known crash})"
 		for side in server client; do
 			[ ! -f "$TR_DIR/$name.$side" ] || [ -z "${TR_SUMMARY:-}" ] ||
 				$TR_SUMMARY $side "$TR_DIR/$name.$side"

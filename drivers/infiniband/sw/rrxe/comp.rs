@@ -9,8 +9,7 @@ use crate::{
     counters::Counter,
     cq::Cqe,
     device::RrxeDev,
-    eng::Outbox,
-    eng::Track,
+    eng::{Outbox, Track},
     ext::{
         net::{device::NetDevice, skb::SkBuff},
         rdma::device::Device,
