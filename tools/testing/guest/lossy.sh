@@ -15,14 +15,18 @@
 #     vm-run --provider rrxe --no-device --timeout 900 tools/testing/guest/lossy.sh loss 5%
 # With -6 first, the tests use IPv6 GIDs (fd00::1 server, fd00::2 client) instead of IPv4.
 #
-# Two test programs end with a message the client sends and nobody retransmits once it
-# exits: ibv_rc_pingpong's client leaves as soon as it has the server's last message, so
-# if its acknowledge is lost the server retransmits to nobody and waits for ever
-# (retry_cnt 7); rping's client leaves after sending the CM's DREQ, and if that is lost
-# the server never learns of the disconnect. These races are the programs', so during
-# the pingpongs and rpings only the server's side of the link is lossy (its data, READ
-# requests and WRITEs to the client); the client's side gets its qdisc after them, and
-# perftest (which meets over TCP before it tears down) runs with both sides lossy.
+# Two test programs end with a message nobody retransmits once its sender's peer has
+# left. ibv_rc_pingpong: the server leaves once its last message is acknowledged, and if
+# the acknowledge of the client's last message was lost, the client retransmits to nobody
+# for ever (retry_cnt 7); the client leaves once it has the server's last message, and if
+# its acknowledge is lost, the server does. rping: the client leaves after sending the
+# CM's DREQ, and if that is lost the server never learns of the disconnect. These races
+# are the programs' (rxe has them too), so the link is lossy in three steps:
+#   - pingpongs: both sides lose (or reorder) every packet but RC acknowledges (BTH opcode
+#     0x11, also NAKs), which a prio qdisc with a u32 filter sends past netem;
+#   - rpings: only the server's side, every packet (its data, READ requests, WRITEs and
+#     acknowledges to the client);
+#   - perftest (which meets over TCP before it tears down): both sides, every packet.
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
@@ -35,6 +39,7 @@ if [ "${1:-}" = -6 ]; then
 	shift
 fi
 [ $# -ge 1 ] || die "usage: lossy.sh [-6] NETEM_ARGS..."
+NETEM=("$@")
 secs=240
 TR_CLIENT_TRIES=200
 if [ "${RRXE_VMS:-1}" = 2 ]; then
@@ -94,24 +99,66 @@ if [ $ip = 6 ]; then
 	tap_ok "IPv6: server $cm_server, GID index $gid"
 fi
 
-# netem SIDE: the qdisc on SIDE's interface (after ping answered: ARP and setup are clean).
-netem() {
-	local side=$1
-	local -a run
-	if [ "${RRXE_VMS:-1}" = 2 ]; then
-		[ "$RRXE_ROLE" = "$1" ] || return 0
-		run=(tc qdisc add dev eth0)
-	elif [ "$1" = server ]; then
-		run=(ip netns exec ns1 tc qdisc add dev veth1)
-	else
-		run=(tc qdisc add dev veth0)
-	fi
+# here SIDE: SIDE's end of the link is in this VM.
+here() {
+	[ "${RRXE_VMS:-1}" != 2 ] || [ "$RRXE_ROLE" = "$1" ]
+}
+
+# on SIDE ARGS...: tc ARGS for SIDE's end of the link, with its interface for @DEV@; nothing
+# if that end is not in this VM.
+on() {
+	local side=$1 dev
+	local -a x=()
 	shift
-	if "${run[@]}" root netem "$@"; then
-		tap_ok "netem $* on the $side side: ${run[*]}"
+	here "$side" || return 0
+	if [ "${RRXE_VMS:-1}" = 2 ]; then
+		dev=eth0
+	elif [ "$side" = server ]; then
+		dev=veth1 x=(ip netns exec ns1)
 	else
-		die "${run[*]} root netem $* failed"
+		dev=veth0
 	fi
+	"${x[@]}" tc "${@//@DEV@/$dev}"
+}
+
+# netem SIDE MODE: SIDE's end of the link gets a netem qdisc with the script's arguments
+# for every packet (MODE all), for all but RC acknowledges (acks-spared), or none (off),
+# replacing what it had. After ping answered: ARP and setup are clean.
+netem() {
+	local side=$1 mode=$2 st=0
+	on "$side" qdisc del dev @DEV@ root 2>/dev/null
+	case $mode in
+	off) ;;
+	all) on "$side" qdisc add dev @DEV@ root netem "${NETEM[@]}" || st=$? ;;
+	acks-spared) netem_spare_acks "$side" || st=$? ;;
+	*) die "netem: unknown mode $mode" ;;
+	esac
+	[ $st = 0 ] || die "netem ${NETEM[*]} on the $side side ($mode) failed"
+	here "$side" || return 0
+	if [ "$mode" = off ]; then
+		tap_ok "no netem on the $side side"
+	else
+		tap_ok "netem ${NETEM[*]} on the $side side ($mode)"
+	fi
+}
+
+# netem_spare_acks SIDE: a prio qdisc whose band 1 has netem, and filters that send RoCE v2
+# RC acknowledges (UDP port 4791, BTH opcode 0x11 right after the UDP header; NAKs too) to
+# band 2, without it.
+netem_spare_acks() {
+	# shellcheck disable=SC2046
+	on "$1" qdisc add dev @DEV@ root handle 1: prio bands 2 priomap $(printf '0 %.0s' {1..16}) &&
+		on "$1" qdisc add dev @DEV@ parent 1:1 handle 10: netem "${NETEM[@]}" &&
+		on "$1" filter add dev @DEV@ parent 1: protocol ip prio 1 u32 \
+			match ip dport 4791 0xffff match u8 0x11 0xff at 28 flowid 1:2 &&
+		on "$1" filter add dev @DEV@ parent 1: protocol ipv6 prio 2 u32 \
+			match ip6 dport 4791 0xffff match u8 0x11 0xff at 48 flowid 1:2
+}
+
+# spared SIDE: how many packets SIDE's prio qdisc sent past netem (its acknowledges).
+spared() {
+	on "$1" -s class show dev @DEV@ 2>/dev/null |
+		awk '/^class prio 1:2 / { f = 1 } f && /Sent/ { print $4; exit }'
 }
 
 # stats: each side's qdisc and device counters, here.
@@ -145,12 +192,20 @@ pt() {
 		"$prog" -d "$cdev" -x "$gid" -p @PORT@ -F "$@" "$server"
 }
 
-netem server "$@"
+netem server acks-spared
+netem client acks-spared
 pp ibv_rc_pingpong -s 4096 -n 100
 pp ibv_rc_pingpong -s 65536 -n 20
+for side in server client; do
+	here $side || continue
+	n=$(spared $side)
+	check "$side: RC acknowledges went past netem (${n:-no} packets)" [ "${n:-0}" -gt 0 ]
+done
+netem client off
+netem server all
 tr_rping $secs "$cm_server" 100 64
 tr_rping $secs "$cm_server" 20 65000
-netem client "$@"
+netem client all
 for prog in ib_write_bw ib_read_bw ib_send_bw; do
 	pt $prog -s 65536 -n 50
 	pt $prog -s 1048576 -n 5

@@ -126,7 +126,7 @@ fn start_retry(
                 if e.holes.is_active() {
                     ask_hole(qp, dev, ndev, inner, &t);
                 } else {
-                    let chunk = e.holes.chunk(e.comp.psn, t.last_psn);
+                    let chunk = e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn);
                     let cons = inner.sq.consumer();
                     ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
                 }
@@ -254,7 +254,7 @@ fn keep_early(
 
 /// Asks for the oldest missing range of the oldest WQE, an RDMA READ tracked as `t`.
 fn ask_hole(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
-    if let Some(hole) = inner.eng.holes.ask() {
+    if let Some(hole) = inner.eng.holes.ask(t.first_psn) {
         let cons = inner.sq.consumer();
         ask_read(qp, dev, ndev, inner, cons, t.first_psn, hole);
     }
@@ -381,7 +381,10 @@ pub(crate) fn on_response(
                     ask_hole(qp, dev, ndev, inner, &t);
                 } else if rsp.opcode.is_end() && inner.eng.holes.chunk_done(inner.eng.comp.psn) {
                     // The chunk asked for arrived whole: the next one.
-                    let chunk = inner.eng.holes.chunk(inner.eng.comp.psn, t.last_psn);
+                    let chunk = inner
+                        .eng
+                        .holes
+                        .chunk(t.first_psn, inner.eng.comp.psn, t.last_psn);
                     ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
                 }
                 break;

@@ -9,8 +9,15 @@ fn p(v: u32) -> Psn {
     Psn::new(v & PSN_MASK)
 }
 
-fn ask(h: &mut ReadHoles) -> Option<(u32, u32)> {
-    h.ask().map(|x| (x.psn.value(), x.count))
+/// The oldest range of a read whose first PSN is `first`.
+fn ask(h: &mut ReadHoles, first: u32) -> Option<(u32, u32)> {
+    h.ask(p(first)).map(|x| (x.psn.value(), x.count))
+}
+
+/// The next chunk of a read from `first` to `last`, expecting `expected`.
+fn chunk(h: &mut ReadHoles, first: u32, expected: u32, last: u32) -> (u32, u32) {
+    let c = h.chunk(p(first), p(expected), p(last));
+    (c.psn.value(), c.count)
 }
 
 #[test]
@@ -19,7 +26,7 @@ fn nothing_kept() {
     assert!(!h.is_active());
     assert!(!h.must_ask());
     assert_eq!(h.advance(p(5)), 0);
-    assert_eq!(ask(&mut h), None);
+    assert_eq!(ask(&mut h, 0), None);
 }
 
 #[test]
@@ -35,20 +42,20 @@ fn holes_then_fill() {
     assert!(!h.can_keep(p(101), p(101)), "the missing one itself");
     assert!(!h.can_keep(p(101), p(100)), "behind");
     assert!(h.is_active() && h.must_ask());
-    assert_eq!(ask(&mut h), Some((101, 1)));
+    assert_eq!(ask(&mut h, 100), Some((101, 1)));
     assert!(!h.must_ask());
     // Asked again after a timeout: the same range.
-    assert_eq!(ask(&mut h), Some((101, 1)));
+    assert_eq!(ask(&mut h, 100), Some((101, 1)));
     // 101 arrives: 102 and 103 were kept, the completer expects 104, the next range.
     assert_eq!(h.advance(p(102)), 2);
     assert!(h.must_ask());
-    assert_eq!(ask(&mut h), Some((104, 2)));
+    assert_eq!(ask(&mut h, 100), Some((104, 2)));
     // 104 and 105 arrive: 106 and 107 kept; nothing kept beyond.
     assert_eq!(h.advance(p(105)), 0);
     assert!(!h.must_ask(), "104..=105 was asked for and is arriving");
     assert_eq!(h.advance(p(106)), 2);
     assert!(!h.is_active());
-    assert_eq!(ask(&mut h), None);
+    assert_eq!(ask(&mut h, 100), None);
 }
 
 #[test]
@@ -60,7 +67,7 @@ fn ranges_go_up_one_at_a_time() {
     }
     for i in 0..40 {
         assert!(h.must_ask());
-        assert_eq!(ask(&mut h), Some((2 * i, 1)));
+        assert_eq!(ask(&mut h, 0), Some((2 * i, 1)));
         assert_eq!(h.advance(p(2 * i + 1)), 1);
     }
     assert!(!h.is_active());
@@ -74,9 +81,9 @@ fn window_and_wrap() {
     assert!(h.can_keep(p(base), p(base + WINDOW - 1)));
     h.keep(p(base), p(base + 2));
     h.keep(p(base), p(base + 6));
-    assert_eq!(ask(&mut h), Some((base, 2)));
+    assert_eq!(ask(&mut h, base), Some((base, 2)));
     assert_eq!(h.advance(p(base + 2)), 1);
-    assert_eq!(ask(&mut h), Some(((base + 3) & PSN_MASK, 3)));
+    assert_eq!(ask(&mut h, base), Some(((base + 3) & PSN_MASK, 3)));
     assert_eq!(h.advance(p(base + 6)), 1);
     assert!(!h.is_active());
 }
@@ -99,19 +106,18 @@ fn advance_far_or_back_clears() {
 fn ranges_are_at_most_a_chunk() {
     let mut h = ReadHoles::new();
     h.keep(p(0), p(500));
-    assert_eq!(ask(&mut h), Some((0, CHUNK)));
+    assert_eq!(ask(&mut h, 0), Some((0, CHUNK)));
     assert!(!h.must_ask());
     // The range arrived: the next part of the hole.
     assert_eq!(h.advance(p(CHUNK)), 0);
     assert!(h.must_ask());
-    assert_eq!(ask(&mut h), Some((CHUNK, CHUNK)));
+    assert_eq!(ask(&mut h, 0), Some((CHUNK, CHUNK)));
 }
 
 #[test]
 fn chunks_after_a_timeout() {
     let mut h = ReadHoles::new();
-    let c = h.chunk(p(10), p(500));
-    assert_eq!((c.psn.value(), c.count), (10, CHUNK));
+    assert_eq!(chunk(&mut h, 10, 10, 500), (10, CHUNK));
     assert!(!h.chunk_done(p(10 + CHUNK - 1)));
     assert!(h.chunk_done(p(10 + CHUNK)));
     // Responses kept: their ranges come first.
@@ -120,13 +126,36 @@ fn chunks_after_a_timeout() {
     h.clear();
     assert!(!h.chunk_done(p(10 + CHUNK)));
     // The last chunk ends with the read.
-    let c = h.chunk(p(490), p(500));
-    assert_eq!((c.psn.value(), c.count), (490, 11));
+    assert_eq!(chunk(&mut h, 10, 490, 500), (490, 11));
     assert!(h.chunk_done(p(501)));
     // Across the PSN wrap.
-    let c = h.chunk(p(PSN_MASK), p(PSN_MASK + 3));
-    assert_eq!((c.psn.value(), c.count), (PSN_MASK, 4));
+    assert_eq!(
+        chunk(&mut h, PSN_MASK, PSN_MASK, PSN_MASK + 3),
+        (PSN_MASK, 4)
+    );
     assert!(h.chunk_done(p(PSN_MASK + 4)));
+}
+
+#[test]
+fn asks_stay_in_blocks() {
+    // The read request (first PSN 1000) was lost; the first chunk, asked for as a new
+    // request, is all the responder saved (1000..=1127), and its last response is lost:
+    // the next ask is 1127 alone (1127..=1254 would be dropped by the responder for ever).
+    let mut h = ReadHoles::new();
+    assert_eq!(chunk(&mut h, 1000, 1000, 5000), (1000, CHUNK));
+    assert_eq!(chunk(&mut h, 1000, 1127, 5000), (1127, 1));
+    assert!(h.chunk_done(p(1128)));
+    assert_eq!(chunk(&mut h, 1000, 1128, 5000), (1128, CHUNK));
+    // A hole from 1120 with the next response kept at 1130: 1120..=1127 first, then
+    // 1128..=1129.
+    h.clear();
+    h.keep(p(1120), p(1130));
+    assert_eq!(ask(&mut h, 1000), Some((1120, 8)));
+    assert_eq!(h.advance(p(1128)), 0);
+    assert!(h.must_ask());
+    assert_eq!(ask(&mut h, 1000), Some((1128, 2)));
+    assert_eq!(h.advance(p(1130)), 1);
+    assert!(!h.is_active());
 }
 
 mod props {
@@ -139,7 +168,8 @@ mod props {
         /// and duplicates, then the ranges asked for delivered in turn (as a responder
         /// answers them), completes: the completer's expected PSN reaches the end, each
         /// range asked for starts at it and holds only PSNs neither taken nor kept, and
-        /// every PSN is taken exactly once (in order or kept).
+        /// every PSN is taken exactly once (in order or kept); every range asked for lies
+        /// in one block of `CHUNK` responses from the read's first PSN.
         #[test]
         fn read_with_losses_completes(
             start in 0..=PSN_MASK,
@@ -190,15 +220,16 @@ mod props {
                 // The oldest missing range, or with nothing kept, the next chunk from
                 // the expected PSN.
                 let last = p(start.wrapping_add(end - 1));
-                let (first, count) = match h.ask() {
+                let (first, count) = match h.ask(p(start)) {
                     Some(hole) => (hole.psn.distance_from(p(start)), hole.count),
                     None => {
-                        let c = h.chunk(p(start.wrapping_add(expected)), last);
+                        let c = h.chunk(p(start), p(start.wrapping_add(expected)), last);
                         (c.psn.distance_from(p(start)), c.count)
                     }
                 };
                 prop_assert_eq!(first, expected, "not the oldest range");
                 prop_assert!(count > 0 && count <= CHUNK);
+                prop_assert_eq!(first / CHUNK, (first + count - 1) / CHUNK, "across a block");
                 for off in first..first + count {
                     prop_assert!(off < end, "asked beyond the read");
                     prop_assert!(!have.contains(&off), "asked for a PSN it has");

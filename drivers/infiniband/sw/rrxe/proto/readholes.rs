@@ -14,6 +14,13 @@
 //! When a timeout finds nothing kept (the rest of the read is lost, or late), the rest is
 //! asked for in chunks of [`CHUNK`] responses, each once the one before arrived.
 //!
+//! Every range asked for lies within one block of [`CHUNK`] responses counted from the
+//! read's first PSN. A responder replays only ranges inside what it saved of a request
+//! (rxe and rrxe drop others), and when the read request itself was lost (or dropped as
+//! out of sequence behind a lost one), the first chunk asked for is a new request to the
+//! responder, which saves that chunk only. Asks that keep to the blocks stay inside
+//! whatever the responder saved: the whole read, or the blocks asked for as new ones.
+//!
 //! Without this, a lost response cost the whole rest of the read (go-back-N), and a long
 //! read over a lossy link was sent many times over.
 
@@ -24,11 +31,18 @@ use super::psn::Psn;
 pub const WINDOW: u32 = 1024;
 const WORDS: usize = (WINDOW / 64) as usize;
 
-/// Most responses asked for by one request, and the size of the chunks in which the rest
-/// of a read is asked for after a timeout: a spurious retry, or one of many queued behind a
-/// long reply, costs at most this many duplicate responses (a whole 8 MiB read asked for
-/// again at every timeout could keep a slow link busy with stale replays for ever).
+/// Most responses asked for by one request, and the size of the blocks (from the read's
+/// first PSN) that asks keep within, in which the rest of a read is asked for after a
+/// timeout: a spurious retry, or one of many queued behind a long reply, costs at most this
+/// many duplicate responses (a whole 8 MiB read asked for again at every timeout could keep
+/// a slow link busy with stale replays for ever).
 pub const CHUNK: u32 = 128;
+
+/// Responses from `psn` to the end of its block of [`CHUNK`] (blocks counted from `first`,
+/// the read's first PSN).
+fn to_block_end(first: Psn, psn: Psn) -> u32 {
+    CHUNK - psn.distance_from(first) % CHUNK
+}
 
 /// One missing range of responses to ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -180,20 +194,22 @@ impl ReadHoles {
         self.kept > 0 && self.asked_to.is_none()
     }
 
-    /// The oldest missing range, from the expected PSN to the next response kept (none when
-    /// nothing is kept), noted as asked for. Only this one: rxe narrows its saved read to
-    /// the range of each repeated request and drops a later request below it, so ranges
-    /// are asked for in address order, the next once the one before arrived; asking again
-    /// for the oldest (after a timeout) never goes below the last one asked for. At most
-    /// [`CHUNK`] responses. What follows the newest response kept is not a range: it may
-    /// still be on its way, and [`ReadHoles::chunk`] asks for it after a timeout.
-    pub fn ask(&mut self) -> Option<Hole> {
+    /// The oldest missing range of the read whose first PSN is `first`, from the expected
+    /// PSN to the next response kept or the end of its block (none when nothing is kept),
+    /// noted as asked for. Only this one: rxe narrows its saved read to the range of each
+    /// repeated request and drops a later request below it, so ranges are asked for in
+    /// address order, the next once the one before arrived; asking again for the oldest
+    /// (after a timeout) never goes below the last one asked for. What follows the newest
+    /// response kept is not a range: it may still be on its way, and [`ReadHoles::chunk`]
+    /// asks for it after a timeout.
+    pub fn ask(&mut self, first: Psn) -> Option<Hole> {
         if self.kept == 0 {
             return None;
         }
+        let limit = to_block_end(first, self.base);
         let mut p = self.base;
         let mut count = 0;
-        while count < CHUNK && !self.has(p) {
+        while count < limit && !self.has(p) {
             p = p.next();
             count += 1;
         }
@@ -204,11 +220,12 @@ impl ReadHoles {
         })
     }
 
-    /// The next chunk of the read to ask for, from `expected` (the completer's next PSN)
-    /// to at most `last` (the read's last PSN), noted as the current chunk. After a timeout
-    /// with nothing kept, and whenever the current chunk arrived whole.
-    pub fn chunk(&mut self, expected: Psn, last: Psn) -> Hole {
-        let count = (last.distance_from(expected) + 1).min(CHUNK);
+    /// The next chunk of the read from `first` to `last` (its first and last PSNs) to ask
+    /// for: from `expected` (the completer's next PSN) to the end of its block, noted as
+    /// the current chunk. After a timeout with nothing kept, and whenever the current chunk
+    /// arrived whole.
+    pub fn chunk(&mut self, first: Psn, expected: Psn, last: Psn) -> Hole {
+        let count = (last.distance_from(expected) + 1).min(to_block_end(first, expected));
         self.chunk_end = Some(expected.wrapping_add(count));
         Hole {
             psn: expected,
