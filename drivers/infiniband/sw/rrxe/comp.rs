@@ -252,6 +252,18 @@ fn keep_early(
     }
 }
 
+/// Whether an RDMA READ response for the read tracked as `t`, placed at `off`, carries
+/// what it must: a whole MTU for every response but the read's last (whatever its opcode:
+/// the answer to a range asked for again may start with First or Only and end with Last),
+/// the rest for the last, which ends a sequence.
+fn read_len_ok(t: &Track, rsp: &Response, off: u64, mtu: u64, payload: &[u8]) -> bool {
+    if rsp.psn == t.last_psn {
+        rsp.opcode.is_end() && payload.len() as u64 == u64::from(t.byte_len).saturating_sub(off)
+    } else {
+        payload.len() as u64 == mtu
+    }
+}
+
 /// Asks for the oldest missing range of the oldest WQE, an RDMA READ tracked as `t`.
 fn ask_hole(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
     if let Some(hole) = inner.eng.holes.ask(t.first_psn) {
@@ -277,16 +289,9 @@ fn keep_read(
     if !inner.eng.holes.can_keep(expected, rsp.psn) {
         return;
     }
-    // Every response but the read's last carries a whole MTU (whatever its opcode: the
-    // answer to a range asked for again may start with First and end with Last).
     let mtu = u64::from(inner.params.mtu.bytes());
     let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-    let want = if rsp.psn == t.last_psn {
-        u64::from(t.byte_len).saturating_sub(off)
-    } else {
-        mtu
-    };
-    if payload.len() as u64 != want || (rsp.psn == t.last_psn && !rsp.opcode.is_end()) {
+    if !read_len_ok(t, rsp, off, mtu, payload) {
         return;
     }
     if !store(qp, dev, inner, inner.sq.consumer(), off, payload) {
@@ -360,6 +365,11 @@ pub(crate) fn on_response(
             Verdict::ReadData => {
                 let mtu = u64::from(inner.params.mtu.bytes());
                 let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
+                let read = matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv);
+                if read && !read_len_ok(&t, &rsp, off, mtu, pkt.payload) {
+                    // Not what the responder owes there: dropped (asked for again).
+                    break;
+                }
                 if !store(qp, dev, inner, cons, off, pkt.payload) {
                     complete_front(qp, inner, out, WcStatus::LocProtErr);
                     break;

@@ -144,10 +144,11 @@ fn read_response_sequence() {
         judge(&st, &w, &resp(Opcode::RcReadResponseMiddle, 101)),
         Verdict::ReadData
     );
-    // Out of sequence: an Only in the middle of a multi-packet read.
+    // An Only at the expected PSN: a one-packet range asked for again, answered by a
+    // responder that saved it as a request of its own.
     assert_eq!(
         judge(&st, &w, &resp(Opcode::RcReadResponseOnly, 101)),
-        Verdict::Fail(WcStatus::BadRespErr)
+        Verdict::ReadData
     );
     st.update(Opcode::RcReadResponseMiddle, Psn::new(101));
     assert_eq!(
@@ -447,13 +448,20 @@ fn read_resumed_with_a_new_sequence() {
         judge(&at_last, &w, &resp(Opcode::RcReadResponseOnly, 110)),
         Verdict::ReadData
     );
-    // Not elsewhere: First or Only in the middle of a sequence is a bad response.
+    // Before the expected PSN, a First is a retransmitted response.
     assert_eq!(
         judge(&at_last, &w, &resp(Opcode::RcReadResponseFirst, 109)),
         Verdict::Drop
     );
+    // A one-packet range asked for again from the middle, answered by a responder that
+    // saved it as a request of its own: an Only at the expected PSN.
     assert_eq!(
         judge(&st, &w, &resp(Opcode::RcReadResponseOnly, 103)),
+        Verdict::ReadData
+    );
+    // What is not a read response there is a bad response.
+    assert_eq!(
+        judge(&st, &w, &resp(Opcode::RcAtomicAck, 103)),
         Verdict::Fail(WcStatus::BadRespErr)
     );
 }

@@ -231,14 +231,14 @@ fn check_ack(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
             );
             // A retried read may start over with First (from the first PSN) or Only (a
             // one-packet read). A retry from the middle is answered with Middle and Last
-            // (rxe and rrxe continue the original sequence), but a responder may also start
-            // a new sequence there, with First (or Only for the last packet).
+            // (rxe and rrxe continue the original sequence), but a responder starts a new
+            // sequence there, with First, or Only for one packet, where it saved the
+            // range asked for as a request of its own (the first chunk asked for after the
+            // read request was lost, asked for again).
             let resumed = rsp.psn == wqe.first_psn || rsp.psn == st.psn;
             let restarts = match rsp.opcode {
                 Opcode::RcReadResponseFirst => resumed,
-                Opcode::RcReadResponseOnly => {
-                    wqe.first_psn == wqe.last_psn || (resumed && rsp.psn == wqe.last_psn)
-                }
+                Opcode::RcReadResponseOnly => wqe.first_psn == wqe.last_psn || resumed,
                 _ => false,
             };
             if !continues && !restarts {
