@@ -10,6 +10,8 @@
 #   wait_gid DEV [SECS [PREFIX]] wait (default 10 s) until gid_index finds one
 #   netns_veth NS                a veth pair: veth0 10.9.0.1/24 here, veth1 10.9.0.2/24 in
 #                                a new network namespace NS
+#   netns_rrxe_pair NS           netns_veth NS, with rrxe9 on veth1 (in NS) and rrxe8 on
+#                                veth0, once 10.9.0.2 answers ping
 #   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
 #   peer_retry [-n N] [-d S] [-w PID] CMD...  retry CMD (default 60 times, 1 s apart)
 #                                until it succeeds, e.g. a client whose server is still
@@ -73,6 +75,20 @@ netns_veth() {
 		ip netns exec "$1" ip addr add 10.9.0.2/24 dev veth1 &&
 		ip netns exec "$1" ip link set veth1 up; }; then
 		echo "netns_veth $1 failed" >&2
+		return 1
+	fi
+}
+
+# netns_rrxe_pair NS
+netns_rrxe_pair() {
+	netns_veth "$1" || return 1
+	if ! { ip netns exec "$1" rdma link add rrxe9 type rrxe netdev veth1 &&
+		rdma link add rrxe8 type rrxe netdev veth0; }; then
+		echo "netns_rrxe_pair $1: rdma link add failed" >&2
+		return 1
+	fi
+	if ! peer_retry -n 30 ping -c 1 -W 1 10.9.0.2 >/dev/null; then
+		echo "netns_rrxe_pair $1: 10.9.0.2 does not answer ping" >&2
 		return 1
 	fi
 }

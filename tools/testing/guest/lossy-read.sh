@@ -16,10 +16,7 @@ set -uo pipefail
 
 runs=${1:-20}
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
-netns_veth ns1 || die "veth pair into ns1"
-ip netns exec ns1 rdma link add rrxe9 type rrxe netdev veth1 || die "rdma link add rrxe9"
-rdma link add rrxe8 type rrxe netdev veth0 || die "rdma link add rrxe8"
-peer_retry -n 30 ping -c 1 -W 1 10.9.0.2 >/dev/null || die "10.9.0.2 does not answer ping"
+netns_rrxe_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
 wait_gid rrxe8 10 || die "no GID on rrxe8"
 ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% || die "netem on veth1"
 tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
