@@ -11,7 +11,11 @@
 
 use crate::bindings;
 use core::{ops::Deref, ptr::NonNull};
-use kernel::{prelude::*, str::CStr, workqueue::Queue};
+use kernel::{
+    prelude::*,
+    str::CStr,
+    workqueue::{HasWork, Queue, Work},
+};
 
 /// `WQ_UNBOUND`: workers are not bound to a CPU; work runs wherever the scheduler likes.
 pub const WQ_UNBOUND: u32 = bindings::wq_flags_WQ_UNBOUND;
@@ -67,4 +71,17 @@ impl Drop for OwnedQueue {
         // that hold references to it (`&Queue` borrowed from `self`) cannot outlive `self`.
         unsafe { bindings::destroy_workqueue(self.0.as_ptr()) }
     }
+}
+
+/// Waits until the work item of `item` is idle, unless it is queued again meanwhile
+/// (`flush_work`): a run in progress or pending finishes first.
+///
+/// Process context only (it sleeps), and never from the work item itself.
+pub fn flush_work<T: HasWork<T, ID>, const ID: u64>(item: &T) {
+    // SAFETY: `item` is a valid `T`, so the pointer is to its `Work` field.
+    let work = unsafe { T::raw_get_work((item as *const T).cast_mut()) };
+    // SAFETY: `work` points to a valid, initialised `Work` (it lives as long as `item`).
+    let raw = unsafe { Work::raw_get(work) };
+    // SAFETY: `raw` is an initialised `work_struct`; flushing it only waits for it.
+    unsafe { bindings::flush_work(raw.cast()) };
 }

@@ -362,9 +362,11 @@ struct TxShared<T> {
 ///
 /// Every skb in flight holds a reference on the socket and on the shared state, so both
 /// outlive the `TxOwner` if needed; the last reference may therefore drop `T` in softirq
-/// context. The destructor is code of this module: before the module unloads, every
-/// owner's skbs must be freed (wait for [`TxOwner::in_flight`] to reach 0 when tearing
-/// down the sender, as `rdma_rxe` waits for its QP references).
+/// context. The destructor is code of this module: every skb must be freed before the
+/// module unloads. `T` is dropped by the last reference, as the destructor's last action,
+/// so a `T` that holds what the module's exit waits for (as `rdma_rxe`'s skbs hold a
+/// reference on their device, which unregistration waits for) keeps the module loaded
+/// while skbs of the owner are in flight, even after the `TxOwner` is gone.
 pub struct TxOwner<T: TxDone> {
     sock: NonNull<bindings::socket>,
     sk: NonNull<bindings::sock>,
@@ -435,9 +437,10 @@ impl<T: TxDone> TxOwner<T> {
             .fetch_sub(1, Ordering::SeqCst)
             .saturating_sub(1);
         shared.data.tx_done(left);
-        drop(shared);
         // SAFETY: The socket reference `set_owner` took for this skb.
         unsafe { bindings::sock_put(sk) };
+        // Last: `T` may hold what keeps this module loaded (see `TxOwner`).
+        drop(shared);
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod ah;
 mod callbacks;
+pub mod cq;
 pub mod device;
 pub mod event;
 pub mod link;
@@ -13,6 +14,7 @@ mod object;
 pub mod ops;
 pub mod qp;
 pub mod registry;
+mod revocable;
 pub mod shared;
 pub mod stats;
 pub mod udata;

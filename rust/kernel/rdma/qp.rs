@@ -1,80 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Queue pair support: creation attributes, references to the CQs a QP completes into,
-//! and the IBTA QP state table.
+//! Queue pair support: creation attributes and the IBTA QP state table.
 
-use super::{object::CoreObj, ops::DeviceOps};
+use super::{cq::CqRef, event::CoreSrq, ops::DeviceOps};
 use crate::bindings;
-use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
+use core::{marker::PhantomData, ptr::NonNull};
 
 /// QP attributes of `modify_qp` / `query_qp` (`struct ib_qp_attr`).
 pub type QpAttr = bindings::ib_qp_attr;
 /// Capacities of a QP's queues (`struct ib_qp_cap`).
 pub type QpCap = bindings::ib_qp_cap;
-
-/// A CQ of the device, as a QP refers to it.
-///
-/// # Invariants
-///
-/// `ib` is a CQ of a device whose `DeviceOps` is `T`, with initialised data. The RDMA core
-/// counts the QPs using a CQ and refuses to destroy it before them, so the reference is
-/// valid for as long as the QP that holds it exists.
-pub struct CqRef<T: DeviceOps> {
-    ib: NonNull<bindings::ib_cq>,
-    _t: PhantomData<T>,
-}
-
-// SAFETY: The CQ data is `Send + Sync`; the comp handler may be called from any context.
-unsafe impl<T: DeviceOps> Send for CqRef<T> {}
-// SAFETY: See `Send`.
-unsafe impl<T: DeviceOps> Sync for CqRef<T> {}
-
-impl<T: DeviceOps> Deref for CqRef<T> {
-    type Target = T::Cq;
-
-    fn deref(&self) -> &T::Cq {
-        // SAFETY: Type invariant.
-        unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(self.ib.as_ptr()) }
-    }
-}
-
-impl<T: DeviceOps> CqRef<T> {
-    /// Whether both refer to the same CQ.
-    pub fn same(&self, other: &Self) -> bool {
-        self.ib == other.ib
-    }
-
-    /// Reports a CQ overrun (`IB_EVENT_CQ_ERR`) to the CQ's event handler.
-    pub fn error_event(&self) {
-        let cq = self.ib.as_ptr();
-        let mut ev = bindings::ib_event {
-            // SAFETY: Type invariant: a valid CQ.
-            device: unsafe { (*cq).device },
-            event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
-            ..Default::default()
-        };
-        // SAFETY: Writes the union member CQ events use.
-        unsafe { *ev.element.cq.as_mut() = cq };
-        // SAFETY: Type invariant; the core sets the handler and its context at creation.
-        unsafe {
-            if let Some(handler) = (*cq).event_handler {
-                handler(&mut ev, (*cq).cq_context);
-            }
-        }
-    }
-
-    /// Calls the CQ's completion handler (a completion arrived while notification was
-    /// armed). Must not be called with the CQ's lock held: handlers may poll the CQ.
-    pub fn notify(&self) {
-        let cq = self.ib.as_ptr();
-        // SAFETY: Type invariant; the core sets the handler and its context at creation.
-        unsafe {
-            if let Some(handler) = (*cq).comp_handler {
-                handler(cq, (*cq).cq_context);
-            }
-        }
-    }
-}
 
 /// The creation attributes of a QP.
 pub struct QpInit<'a, T: DeviceOps> {
@@ -118,7 +53,7 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
         let srq = NonNull::new(self.raw.srq)?;
         // SAFETY: The core passes an SRQ of this device, initialised, that it keeps alive
         // (counted as used by the QP) for longer than this call.
-        Some(unsafe { CoreObj::<bindings::ib_srq, T::Srq>::data(srq.as_ptr()) })
+        Some(unsafe { &CoreSrq::<T>::data(srq.as_ptr()).data })
     }
 
     /// The QP type (`IB_QPT_*`).
@@ -157,11 +92,10 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     }
 
     fn cq(cq: *mut bindings::ib_cq) -> Option<CqRef<T>> {
-        // Type invariant of `CqRef`: `from_raw`'s safety requirements.
-        Some(CqRef {
-            ib: NonNull::new(cq)?,
-            _t: PhantomData,
-        })
+        let cq = NonNull::new(cq)?;
+        // SAFETY: `from_raw`'s promise: the core passes initialised CQs of this device,
+        // which it keeps for longer than this call.
+        Some(unsafe { CqRef::from_raw(cq.as_ptr()) })
     }
 }
 

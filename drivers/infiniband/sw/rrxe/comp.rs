@@ -57,7 +57,7 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
             ib_qp: qp.ib_qp,
             ..Default::default()
         };
-        match qp.send_cq.push(&wc, false) {
+        match crate::cq::post(&qp.send_cq, &wc, false) {
             Ok(notify) => out.send_cq |= notify,
             Err(_) => {
                 // The CQ overran: its consumer is told, and the QP cannot go on.

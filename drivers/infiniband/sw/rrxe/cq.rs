@@ -9,6 +9,7 @@ use crate::{
     device::RrxeDev,
     ext::{
         rdma::{
+            cq::CqRef,
             device::{CqInitAttr, Device},
             mmap::MmapEntry,
             udata::{UapiPod, Udata},
@@ -228,4 +229,11 @@ impl Cq {
                 && inner.queue.count() > 0,
         )
     }
+}
+
+/// Queues a completion in the CQ `cq` refers to (see [`Cq::push`]); returns whether its
+/// handler must be called. A CQ already destroyed takes nothing: the core destroys a CQ
+/// only after the QPs that use it, whose engines stop at `destroy_qp`.
+pub(crate) fn post(cq: &CqRef<RrxeDev>, c: &Cqe, solicited: bool) -> Result<bool> {
+    cq.with(|cq| cq.push(c, solicited)).unwrap_or(Ok(false))
 }

@@ -75,7 +75,7 @@ impl Inner {
                     ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
-                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
+                if crate::cq::post(&qp.recv_cq, &wc, false).unwrap_or(false) {
                     out.recv_cq = true;
                 }
             }
@@ -102,7 +102,7 @@ impl Inner {
                 ..Default::default()
             };
             // A full CQ loses flush completions; the consumer sees the overflow.
-            if qp.send_cq.push(&wc, false).unwrap_or(false) {
+            if crate::cq::post(&qp.send_cq, &wc, false).unwrap_or(false) {
                 notify.0 = true;
             }
             self.sq.advance();
@@ -117,7 +117,7 @@ impl Inner {
                     ib_qp: qp.ib_qp,
                     ..Default::default()
                 };
-                if qp.recv_cq.push(&wc, false).unwrap_or(false) {
+                if crate::cq::post(&qp.recv_cq, &wc, false).unwrap_or(false) {
                     notify.1 = true;
                 }
                 rq.advance();

@@ -17,12 +17,14 @@ use crate::{
             ah::AhAttrs,
             device::{Device, DeviceRef},
             mmap::MmapEntry,
-            qp::{copy_cap, transition_ok, CqRef, QpAttr, QpAttrs, QpCap, QpInit},
+            cq::CqRef,
+            qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
             udata::Udata,
             wr::{RecvWrs, SendWrs},
         },
         sync::{SpinLockBh, SpinLockIrq},
         timer::ArcTimer,
+        workqueue::flush_work,
         xarray::IdTable,
     },
     new_spinlock_bh, new_spinlock_irq, params,
@@ -90,6 +92,11 @@ impl Drop for Qp {
         *self.wake.qp.lock() = None;
         self.shared.shutdown_timer_sync::<0>();
         self.shared.shutdown_timer_sync::<1>();
+        // A pass in progress (one that found the QP alive before `dead` was set) finishes:
+        // it may still call the CQs' handlers, and the consumer may destroy the CQs once
+        // this returns. Passes later find the QP dead. Userspace doorbell passes run in
+        // `post_send`, which the uverbs layer does not run concurrently with destroy.
+        flush_work(&*self.shared);
         self.shared.req_q.purge();
         self.shared.resp_q.purge();
         if let Some(tx) = tx {
@@ -285,6 +292,7 @@ impl Qp {
         let tx = TxOwner::new(TxWake {
             throttled: AtomicBool::new(false),
             slot: wake.clone(),
+            _dev: dev.try_get().ok_or(ENODEV)?,
         })?;
         let posting = Posting {
             sq: sq.producer_side(),

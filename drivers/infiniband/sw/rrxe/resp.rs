@@ -223,7 +223,7 @@ fn complete_recv(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, wc: &Cqe, s
             wr_id: r.wqe.wr_id,
             ..*wc
         };
-        match qp.recv_cq.push(&wc, solicited) {
+        match crate::cq::post(&qp.recv_cq, &wc, solicited) {
             Ok(notify) => out.recv_cq |= notify,
             Err(_) => {
                 // The CQ overran: its consumer is told, and the QP cannot go on.

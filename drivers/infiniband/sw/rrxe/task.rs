@@ -11,7 +11,7 @@ use crate::{
     eng::Outbox,
     ext::{
         net::{skb::SkBuff, xmit::TxDone},
-        rdma::device::Device,
+        rdma::device::{Device, DeviceRef},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
@@ -32,6 +32,10 @@ const TX_LOW: usize = 16;
 pub(crate) struct TxWake {
     pub(crate) throttled: AtomicBool,
     pub(crate) slot: Arc<WakeSlot>,
+    /// Keeps the device registered, hence the module loaded, while the QP's skbs are in
+    /// flight, also after the QP is destroyed: the skb destructor is this module's code,
+    /// and module exit unregisters its devices, which waits for their references.
+    pub(crate) _dev: DeviceRef<RrxeDev>,
 }
 
 /// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.

@@ -4,10 +4,10 @@
 
 use crate::bindings;
 use crate::ext::rdma::{
-    ah::AhAttrs, device::Device, event::SrqEvents, mr::PdId, object::CoreObj, ops::DeviceOps,
+    ah::AhAttrs, device::Device, event::{CoreSrq, SrqEvents, SrqObj}, mr::PdId, object::CoreObj, ops::DeviceOps,
     udata::Udata,
 };
-use kernel::{error::from_result, ffi, prelude::*};
+use kernel::{error::from_result, ffi};
 
 impl<T: DeviceOps> Device<T> {
     /// C entry point `create_ah_cb` (also `create_user_ah`).
@@ -94,11 +94,11 @@ impl<T: DeviceOps> Device<T> {
                     Udata::from_raw(udata),
                 )
             };
-            // SAFETY: The SRQ being created.
-            let events = unsafe { SrqEvents::from_raw(srq) }.ok_or(EINVAL)?;
+            // SAFETY: The SRQ being created; `destroy_srq_cb` revokes the link.
+            let (events, link) = unsafe { SrqEvents::new(srq) }?;
             let data = T::create_srq(dev, events, &mut init.attr, init.srq_type, &mut udata)?;
             // SAFETY: As in `alloc_pd_cb`.
-            unsafe { CoreObj::init(srq, data) };
+            unsafe { CoreObj::init(srq, SrqObj::<T> { data, link }) };
             Ok(0)
         })
     }
@@ -112,9 +112,12 @@ impl<T: DeviceOps> Device<T> {
         srq: *mut bindings::ib_srq,
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
-        // SAFETY: `create_srq_cb` initialised the data; the core refuses to destroy an SRQ
-        // still in use and frees the object afterwards.
-        unsafe { CoreObj::<bindings::ib_srq, T::Srq>::drop_data(srq) };
+        // SAFETY: `create_srq_cb` initialised the data; the core frees the object afterwards.
+        unsafe {
+            // Events being raised finish; later ones are dropped.
+            CoreSrq::<T>::data(srq).link.revoke();
+            CoreSrq::<T>::drop_data(srq);
+        }
         0
     }
 
@@ -133,7 +136,7 @@ impl<T: DeviceOps> Device<T> {
             // SAFETY: An SRQ of ours, initialised; `attr` valid; `udata` null or the request's.
             let (data, attr, mut udata) = unsafe {
                 (
-                    CoreObj::<bindings::ib_srq, T::Srq>::data(srq),
+                    &CoreSrq::<T>::data(srq).data,
                     &*attr,
                     Udata::from_raw(udata),
                 )
@@ -155,7 +158,7 @@ impl<T: DeviceOps> Device<T> {
         from_result(|| {
             // SAFETY: An SRQ of ours, initialised; `attr` is valid.
             let (data, attr) =
-                unsafe { (CoreObj::<bindings::ib_srq, T::Srq>::data(srq), &mut *attr) };
+                unsafe { (&CoreSrq::<T>::data(srq).data, &mut *attr) };
             T::query_srq(data, attr)?;
             Ok(0)
         })

@@ -4,7 +4,12 @@
 
 use crate::bindings;
 use crate::ext::rdma::{
-    device::Device, object::CoreObj, ops::DeviceOps, udata::Udata, wr::WcArray,
+    cq::{new_link, CoreCq, CqObj},
+    device::Device,
+    object::CoreObj,
+    ops::DeviceOps,
+    udata::Udata,
+    wr::WcArray,
 };
 use kernel::{error::from_result, ffi, prelude::*};
 
@@ -30,9 +35,11 @@ impl<T: DeviceOps> Device<T> {
                 )
             };
             let (data, cqe) = T::create_cq(dev, attr, &mut udata)?;
+            // SAFETY: The CQ being created; `destroy_cq_cb` revokes the link.
+            let link = unsafe { new_link(cq) }?;
             // SAFETY: As in `alloc_pd_cb`; `cqe` is the core's field for the capacity.
             unsafe {
-                CoreObj::init(cq, data);
+                CoreObj::init(cq, CqObj::<T> { data, link });
                 (*cq).cqe = cqe as ffi::c_int;
             }
             Ok(0)
@@ -48,9 +55,12 @@ impl<T: DeviceOps> Device<T> {
         cq: *mut bindings::ib_cq,
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
-        // SAFETY: `create_cq_cb` initialised the data; the core refuses to destroy a CQ still
-        // in use and frees the object afterwards.
-        unsafe { CoreObj::<bindings::ib_cq, T::Cq>::drop_data(cq) };
+        // SAFETY: `create_cq_cb` initialised the data; the core frees the object afterwards.
+        unsafe {
+            // Uses of the CQ through `CqRef`s in progress finish; later ones find it gone.
+            CoreCq::<T>::data(cq).link.revoke();
+            CoreCq::<T>::drop_data(cq);
+        }
         0
     }
 
@@ -69,7 +79,7 @@ impl<T: DeviceOps> Device<T> {
             // SAFETY: A CQ of ours, initialised; `udata` is null or the request's.
             let (data, mut udata) = unsafe {
                 (
-                    CoreObj::<bindings::ib_cq, T::Cq>::data(cq),
+                    &CoreCq::<T>::data(cq).data,
                     Udata::from_raw(udata),
                 )
             };
@@ -91,7 +101,7 @@ impl<T: DeviceOps> Device<T> {
     ) -> ffi::c_int {
         from_result(|| {
             // SAFETY: A CQ of ours, initialised.
-            let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+            let data = unsafe { &CoreCq::<T>::data(cq).data };
             Ok(T::req_notify_cq(data, flags)? as ffi::c_int)
         })
     }
@@ -106,7 +116,7 @@ impl<T: DeviceOps> Device<T> {
         wc_cnt: ffi::c_int,
     ) -> ffi::c_int {
         // SAFETY: A CQ of ours, initialised.
-        let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+        let data = unsafe { &CoreCq::<T>::data(cq).data };
         T::peek_cq(data, usize::try_from(wc_cnt).unwrap_or(0)) as ffi::c_int
     }
 
@@ -121,7 +131,7 @@ impl<T: DeviceOps> Device<T> {
         wc: *mut bindings::ib_wc,
     ) -> ffi::c_int {
         // SAFETY: A CQ of ours, initialised.
-        let data = unsafe { CoreObj::<bindings::ib_cq, T::Cq>::data(cq) };
+        let data = unsafe { &CoreCq::<T>::data(cq).data };
         // SAFETY: The core passes `num` writable entries.
         let mut wcs = unsafe { WcArray::from_raw(wc, usize::try_from(num).unwrap_or(0)) };
         match T::poll_cq(data, &mut wcs) {

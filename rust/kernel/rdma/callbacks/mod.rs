@@ -87,10 +87,10 @@ impl<T: DeviceOps> Device<T> {
             dealloc_driver: Some(Self::dealloc_driver_cb),
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
-            size_ib_cq: size_of::<CoreObj<bindings::ib_cq, T::Cq>>(),
+            size_ib_cq: size_of::<super::cq::CoreCq<T>>(),
             size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
             size_ib_ah: size_of::<CoreObj<bindings::ib_ah, T::Ah>>(),
-            size_ib_srq: size_of::<CoreObj<bindings::ib_srq, T::Srq>>(),
+            size_ib_srq: size_of::<super::event::CoreSrq<T>>(),
             size_ib_mw: size_of::<CoreObj<bindings::ib_mw, T::Mw>>(),
             ..Default::default()
         }

@@ -136,7 +136,7 @@ impl<T: DeviceOps> Device<T> {
         bad_wr: *mut *const bindings::ib_recv_wr,
     ) -> ffi::c_int {
         // SAFETY: An SRQ of ours, initialised.
-        let data = unsafe { CoreObj::<bindings::ib_srq, T::Srq>::data(srq) };
+        let data = unsafe { &super::super::event::CoreSrq::<T>::data(srq).data };
         // Userspace SRQs post into their mapped queue only.
         // SAFETY: `srq` is valid; `uobject` is set at creation for userspace SRQs only.
         if !unsafe { (*srq).uobject }.is_null() {
