@@ -90,9 +90,14 @@ impl Inner {
 
     /// Completes every posted WQE with `IB_WC_WR_FLUSH_ERR`; returns which CQs need their
     /// handlers called (send, receive).
+    ///
+    /// The producer indices are userspace's to write at any time: each queue's count is
+    /// read once, so a producer that keeps posting (or scribbling) cannot keep the loop,
+    /// which runs under the QP lock, going. What it posts later is flushed by a later
+    /// pass (a QP in the error state flushes at every pass).
     fn flush(&mut self, qp: &QpShared) -> (bool, bool) {
         let mut notify = (false, false);
-        while self.sq.count() > 0 {
+        for _ in 0..self.sq.count() {
             let wc = Cqe {
                 wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
                 status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
@@ -108,7 +113,7 @@ impl Inner {
             self.sq.advance();
         }
         if let Some(rq) = self.rq.as_mut() {
-            while rq.count() > 0 {
+            for _ in 0..rq.count() {
                 let wc = Cqe {
                     wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
@@ -126,13 +131,13 @@ impl Inner {
         notify
     }
 
-    /// Drops every posted WQE (the QP is reset).
+    /// Drops every posted WQE (the QP is reset). Bounded as [`Self::flush`] is.
     pub(crate) fn discard(&mut self) {
-        while self.sq.count() > 0 {
+        for _ in 0..self.sq.count() {
             self.sq.advance();
         }
         if let Some(rq) = self.rq.as_mut() {
-            while rq.count() > 0 {
+            for _ in 0..rq.count() {
                 rq.advance();
             }
         }

@@ -26,6 +26,11 @@
  *   mmap         mmap of the command fd at unknown offsets, too long, twice, mremap, a
  *                queue mapping that outlives its object
  *   kill         children holding objects with scribbled queues, killed at random times
+ *   flush-spin   a thread keeps every queue of an RC QP (SQ and RQ, or SRQ) and of its CQ
+ *                "full" (producer_index = consumer_index - 1) while the QP goes to ERR, to
+ *                RESET and is destroyed: a kernel loop that re-reads the producer index
+ *                until the queue is empty never ends. Each verb must return within 10 s
+ *                (the thread gives up after 30 s; the soft lockup detector fires at 20)
  * -H (headers only): scribble only the queue headers, never the work requests themselves
  * (C rdma_rxe in 6.12 indexes a table with a user WQE's opcode and oopses on garbage
  * WQEs; -H lets the reference driver run the rest). -T: no thread scribbling while the
@@ -1230,6 +1235,145 @@ destroy_cq:
 	still_works("scribble-qp");
 }
 
+/* flush-spin */
+
+struct spinner {
+	pthread_t thread;
+	atomic_int stop;
+	struct uverbs_map maps[8];
+	int n;
+};
+
+/* Keeps every queue full from the kernel's point of view, for at most 30 s. */
+static void *spin_thread(void *arg)
+{
+	struct spinner *s = arg;
+	double end = now_s() + 30;
+	unsigned long i = 0;
+
+	while (!atomic_load(&s->stop) && (++i % 4096 || now_s() < end)) {
+		int k;
+
+		for (k = 0; k < s->n; k++) {
+			struct rxe_queue_buf *q = (void *)s->maps[k].start;
+			uint32_t cons = __atomic_load_n(&q->consumer_index, __ATOMIC_ACQUIRE);
+
+			__atomic_store_n(&q->producer_index, cons - 1, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/* Runs one verb step of flush-spin and checks how long it took. */
+static int timed(const char *what, int use_srq, int (*fn)(struct ibv_qp *, int), struct ibv_qp *qp,
+		 int arg)
+{
+	double t = now_s();
+	int err;
+
+	at(what);
+	err = fn(qp, arg);
+	t = now_s() - t;
+	ok(t < 10, "flush-spin (%s): %s returns in %.3f s (%s)", use_srq ? "SRQ" : "RQ", what, t,
+	   err_str(err));
+	return err;
+}
+
+static int spin_modify(struct ibv_qp *qp, int state)
+{
+	return qp_to(qp, state);
+}
+
+static int spin_destroy(struct ibv_qp *qp, int unused)
+{
+	return ibv_destroy_qp(qp);
+}
+
+static void test_flush_spin(void)
+{
+	struct uverbs_map nm[MAX_MAPS];
+	struct ibv_pd *pd;
+	int r;
+
+	if (!have_qp || no_thread) {
+		skip("flush-spin: %s", no_thread ? "-T: no scribbling thread" : "the device has no QPs");
+		return;
+	}
+	pd = ibv_alloc_pd(ctx);
+	if (!pd) {
+		ok(0, "flush-spin: alloc_pd: %s", strerror(errno));
+		return;
+	}
+	for (r = 0; r < 2 + have_srq; r++) {
+		int use_srq = r == 2, k, err;
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+		struct ibv_qp_init_attr qa = {
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 64, .max_send_sge = 1, .max_recv_wr = 64,
+				 .max_recv_sge = 1 },
+		};
+		struct spinner s = {};
+		struct ibv_srq *srq = NULL;
+		struct ibv_cq *cq;
+		struct ibv_qp *qp;
+
+		at("flush-spin: setup");
+		maps_mark();
+		cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+		if (!cq) {
+			ok(0, "flush-spin: create_cq: %s", strerror(errno));
+			break;
+		}
+		if (use_srq && !(srq = ibv_create_srq(pd, &sa))) {
+			ok(0, "flush-spin: create_srq: %s", strerror(errno));
+			ibv_destroy_cq(cq);
+			break;
+		}
+		qa.send_cq = qa.recv_cq = cq;
+		qa.srq = srq;
+		qp = ibv_create_qp(pd, &qa);
+		if (!qp) {
+			ok(0, "flush-spin: create_qp: %s", strerror(errno));
+			if (srq)
+				ibv_destroy_srq(srq);
+			ibv_destroy_cq(cq);
+			break;
+		}
+		s.n = maps_new(nm);
+		if (s.n > 8)
+			s.n = 8;
+		for (k = 0; k < s.n; k++)
+			s.maps[k] = nm[k];
+		ok(s.n == 3, "flush-spin: the CQ's and QP's queues are mapped (%d)", s.n);
+		err = qp_to_init(qp);
+		if (!err)
+			err = qp_to_rts(qp);
+		ok(!err, "flush-spin: QP to RTS: %s", err_str(err));
+		if (pthread_create(&s.thread, NULL, spin_thread, &s)) {
+			ok(0, "flush-spin: pthread_create");
+			s.n = 0;
+		}
+		/* r 0: ERR then RESET; r 1: straight to RESET; then destroy, still scribbled. */
+		usleep(1000);
+		if (r != 1)
+			timed("modify_qp to ERR", use_srq, spin_modify, qp, IBV_QPS_ERR);
+		timed("modify_qp to RESET", use_srq, spin_modify, qp, IBV_QPS_RESET);
+		timed("modify_qp to ERR again", use_srq, spin_modify, qp, IBV_QPS_ERR);
+		err = timed("destroy_qp", use_srq, spin_destroy, qp, 0);
+		if (err)
+			ibv_destroy_qp(qp);
+		atomic_store(&s.stop, 1);
+		if (s.n)
+			pthread_join(s.thread, NULL);
+		at("flush-spin: teardown");
+		if (srq)
+			ok(!ibv_destroy_srq(srq), "flush-spin: destroy_srq");
+		ok(!ibv_destroy_cq(cq), "flush-spin: destroy_cq");
+	}
+	ok(!ibv_dealloc_pd(pd), "flush-spin: dealloc_pd");
+	still_works("flush-spin");
+}
+
 /* raw */
 
 static int try_mmap(size_t len, off_t off, int prot, int flags, void **p)
@@ -1696,6 +1840,7 @@ static const struct {
 	{ "raw", test_raw },
 	{ "mmap", test_mmap },
 	{ "kill", test_kill },
+	{ "flush-spin", test_flush_spin },
 };
 
 static void usage(FILE *f)
