@@ -21,3 +21,4 @@
 #include "mem.h"
 #include "net.h"
 #include "sched.h"
+#include "rxe_alias.h"

@@ -53,9 +53,17 @@ pub struct DeviceParams<'a> {
 #[repr(C)]
 pub struct Device<T: DeviceOps> {
     ib: Opaque<bindings::ib_device>,
+    /// What C `rdma_rxe` takes for the rest of its `struct rxe_dev` when it finds this
+    /// device (`RDMA_DRIVER_RXE`) on a net device: its netdev notifier writes port state,
+    /// MTU and counters there. Zeroed at allocation, never used by this module.
+    _rxe_alias: Opaque<[u8; RXE_ALIAS_SIZE]>,
     pub(super) registry: Arc<Registry<T>>,
     pub(super) data: T,
 }
+
+/// The bytes of `struct rxe_dev` after its `ib_device` (see `rust/helpers/rxe_alias.h`).
+const RXE_ALIAS_SIZE: usize =
+    (bindings::RRXE_RXE_DEV_SIZE as usize).saturating_sub(size_of::<bindings::ib_device>());
 
 /// A user context (`struct ib_ucontext`) with driver data.
 #[repr(C)]
