@@ -31,6 +31,8 @@ unsafe impl Sync for MmapEntry {}
 impl MmapEntry {
     /// Makes `mem` mappable in the user context of the request `udata`.
     pub fn insert(udata: &Udata<'_>, mem: Arc<SharedMem>) -> Result<Self> {
+        // Before any mapping can exist.
+        mem.expose();
         let uctx = udata.ucontext_raw().ok_or(EINVAL)?;
         let size = mem.size();
         let entry = KBox::new(

@@ -10,7 +10,7 @@ use crate::bindings;
 use core::mem::size_of;
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
 use kernel::{prelude::*, sync::Arc};
 
@@ -38,6 +38,9 @@ unsafe impl AnyBits for bindings::rxe_sge {}
 pub struct SharedMem {
     ptr: NonNull<u8>,
     size: usize,
+    /// The buffer was offered to userspace ([`SharedMem::expose`]): it may be mapped, so it
+    /// never holds kernel completions, which carry kernel addresses.
+    exposed: AtomicBool,
 }
 
 // SAFETY: The buffer is plain memory; all accesses go through methods that copy or use
@@ -59,9 +62,22 @@ impl SharedMem {
             Self {
                 ptr: ptr.cast(),
                 size,
+                exposed: AtomicBool::new(false),
             },
             GFP_KERNEL,
         )?)
+    }
+
+    /// Marks the buffer as offered to userspace (before it can be mapped); see
+    /// [`SharedMem::is_exposed`].
+    pub(crate) fn expose(&self) {
+        self.exposed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the buffer was offered to userspace: then nothing read from it may be taken
+    /// for kernel data (pointers), and nothing private may be written to it.
+    pub(crate) fn is_exposed(&self) -> bool {
+        self.exposed.load(Ordering::SeqCst)
     }
 
     /// The size in bytes.
@@ -96,28 +112,48 @@ impl SharedMem {
     }
 
     /// Copies `dst.len()` bytes from `off`. Fails with `EINVAL` out of bounds.
+    ///
+    /// Every byte is loaded once, with volatile loads: userspace may write concurrently, and
+    /// the compiler may neither load a byte twice nor load it again later instead of using
+    /// the copy. The copy is a snapshot that callers validate.
     pub fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         let end = off.checked_add(dst.len()).ok_or(EINVAL)?;
         if end > self.size {
             return Err(EINVAL);
         }
-        // SAFETY: In bounds. Userspace may write concurrently, as with C's memcpy on such
-        // memory; the copy is a snapshot that callers validate.
-        unsafe {
-            core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
-        };
+        // SAFETY: `off..end` is in bounds of the allocation (type invariant).
+        let src = unsafe { self.ptr.as_ptr().add(off) };
+        let mut i = 0;
+        // Eight bytes at a time while the source is aligned for it.
+        if (src as usize) % 8 == 0 {
+            while i + 8 <= dst.len() {
+                // SAFETY: In bounds and 8-byte aligned; any bit pattern is a valid `u64`.
+                let w = unsafe { core::ptr::read_volatile(src.add(i).cast::<u64>()) };
+                if let Some(d) = dst.get_mut(i..i + 8) {
+                    d.copy_from_slice(&w.to_ne_bytes());
+                }
+                i += 8;
+            }
+        }
+        while let Some(d) = dst.get_mut(i) {
+            // SAFETY: In bounds.
+            *d = unsafe { core::ptr::read_volatile(src.add(i)) };
+            i += 1;
+        }
         Ok(())
     }
 
-    /// Reads a `T` at `off` (any alignment). Fails with `EINVAL` out of bounds.
+    /// Reads a `T` at `off` (any alignment), as [`SharedMem::read`] does. Fails with `EINVAL`
+    /// out of bounds.
     pub fn read_obj<T: AnyBits>(&self, off: usize) -> Result<T> {
-        let end = off.checked_add(size_of::<T>()).ok_or(EINVAL)?;
-        if end > self.size {
-            return Err(EINVAL);
-        }
-        // SAFETY: In bounds; every bit pattern is a valid `T` (`UapiPod`); see `read` about
-        // concurrent writers.
-        Ok(unsafe { core::ptr::read_unaligned(self.ptr.as_ptr().add(off).cast::<T>()) })
+        let mut v = core::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: The bytes of `v`, written before they are read (by `read`, whole or not
+        // at all).
+        let bytes =
+            unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of::<T>()) };
+        self.read(off, bytes)?;
+        // SAFETY: Every byte was written; every bit pattern is a valid `T` (`AnyBits`).
+        Ok(unsafe { v.assume_init() })
     }
 
     /// Copies `src` to `off`. Fails with `EINVAL` out of bounds.

@@ -280,7 +280,8 @@ impl SharedMem {
     /// are never mapped to userspace (the completion holds a kernel address).
     pub fn write_kernel_wc(&self, off: usize, wc: &KernelWc) -> Result {
         let end = off.checked_add(KERNEL_WC_SIZE).ok_or(EINVAL)?;
-        if end > self.size() {
+        // Never where userspace could read the kernel address it holds.
+        if end > self.size() || self.is_exposed() {
             return Err(EINVAL);
         }
         let mut v = bindings::ib_wc {
@@ -337,11 +338,13 @@ impl<'a> WcArray<'a> {
             return Err(EINVAL);
         }
         let end = off.checked_add(KERNEL_WC_SIZE).ok_or(EINVAL)?;
-        if end > mem.size() {
+        // Memory userspace can write never yields a completion (its `qp` is a pointer).
+        if end > mem.size() || mem.is_exposed() {
             return Err(EINVAL);
         }
-        // SAFETY: Source in bounds and holding a completion `write_kernel_wc` stored (kernel
-        // queues are not mapped); destination is entry `i` of the caller's array.
+        // SAFETY: Source in bounds, never exposed to userspace, so it holds a completion
+        // `write_kernel_wc` stored (or zeroes); destination is entry `i` of the caller's
+        // array.
         unsafe {
             let v = core::ptr::read_unaligned(mem.as_ptr().add(off).cast::<bindings::ib_wc>());
             core::ptr::write(self.wc.add(i), v);

@@ -53,7 +53,7 @@ pub(crate) const PKEY_TBL_LEN: u16 = 1;
 /// The one P_Key: the default, full-membership partition.
 pub(crate) const DEFAULT_PKEY: u16 = 0xffff;
 /// Largest message.
-const MAX_MSG_SZ: u32 = 1 << 31;
+pub(crate) const MAX_MSG_SZ: u32 = 1 << 31;
 /// RoCE headers that must fit in the netdev MTU beside the IB payload.
 const MAX_HDR_LENGTH: u32 = 80;
 

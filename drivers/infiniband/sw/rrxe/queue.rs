@@ -297,15 +297,26 @@ impl FromClient {
         self.ring.mem.read(self.ring.offset(self.cons, off), dst)
     }
 
-    /// Moves the posted, unconsumed elements of `old`, oldest first, into this new, empty
-    /// queue of the same element size. Fails with `EINVAL` if they do not fit. Does not
-    /// allocate, so it may run under a spinlock.
-    pub(crate) fn take_from(&mut self, old: &FromClient) -> Result {
-        let count = old.count();
-        if count > self.capacity() || self.ring.log2_elem != old.ring.log2_elem || self.cons != 0 {
+    /// The posted, unconsumed elements as they are now (the producer index read once),
+    /// for [`FromClient::take_posted`] to copy without this queue's lock.
+    pub(crate) fn posted(&self) -> Posted {
+        Posted {
+            ring: self.ring.clone(),
+            first: self.cons,
+            count: self.count(),
+        }
+    }
+
+    /// Copies the elements `posted` names, oldest first, into this new, empty queue of the
+    /// same element size. Fails with `EINVAL` if they do not fit. The source queue must not
+    /// be consumed meanwhile.
+    pub(crate) fn take_posted(&mut self, posted: &Posted) -> Result {
+        let count = posted.count;
+        if count > self.capacity() || self.ring.log2_elem != posted.ring.log2_elem || self.cons != 0
+        {
             return Err(EINVAL);
         }
-        copy_elems(&old.ring, old.cons, &self.ring, count)?;
+        copy_elems(&posted.ring, posted.first, &self.ring, count)?;
         self.ring.mem.store_release(PRODUCER, count);
         Ok(())
     }
@@ -315,6 +326,14 @@ impl FromClient {
         self.cons = (self.cons + 1) & self.ring.mask;
         self.ring.mem.store_release(CONSUMER, self.cons);
     }
+}
+
+/// The posted elements of a [`FromClient`] queue at one moment (see
+/// [`FromClient::posted`]).
+pub(crate) struct Posted {
+    ring: Ring,
+    first: u32,
+    count: u32,
 }
 
 /// The producer side of a [`FromClient`] queue of a kernel consumer: posting writes

@@ -533,10 +533,17 @@ fn execute(
                 };
                 wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
             }
+            // A message longer than the device's largest (`max_msg_sz`) is a length error,
+            // as one that overflows the receive buffer is: its completion's byte count
+            // (32 bits) could not say how much arrived.
+            let end = r.offset + pkt.payload.len() as u64;
+            if end > u64::from(crate::params::MAX_MSG_SZ) {
+                return Err(RespError::Length);
+            }
             sgl::write(d, owner, r.wqe.data.sges(), r.offset, pkt.payload)
                 .map_err(mem_err_local)?;
-            r.offset += pkt.payload.len() as u64;
-            wc.byte_len = r.offset as u32;
+            r.offset = end;
+            wc.byte_len = end as u32;
         }
         Operation::Write => {
             if let Some(reth) = pkt.hdr.reth {

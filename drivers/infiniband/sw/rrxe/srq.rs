@@ -41,6 +41,9 @@ struct Inner {
     max_sge: u32,
     /// Below this many posted WQEs the limit event fires (0: disarmed).
     limit: u32,
+    /// A resize is copying the posted WQEs to a new queue: nothing is taken meanwhile
+    /// (the requests wait for receive WQEs as when none is posted).
+    resizing: bool,
 }
 
 /// What QPs using the SRQ share.
@@ -57,7 +60,7 @@ impl SrqShared {
     pub(crate) fn take(&self) -> Option<Result<RecvWqe, WqeError>> {
         let (wqe, limit) = {
             let mut inner = self.inner.lock();
-            if inner.rq.count() == 0 {
+            if inner.resizing || inner.rq.count() == 0 {
                 return None;
             }
             let cons = inner.rq.consumer();
@@ -146,7 +149,15 @@ impl Srq {
         let table = dev.data().srqs().clone();
         let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
         let shared = KBox::pin_init(
-            new_spinlock_irq!(Inner { rq, max_sge, limit }, "rrxe:srq"),
+            new_spinlock_irq!(
+                Inner {
+                    rq,
+                    max_sge,
+                    limit,
+                    resizing: false
+                },
+                "rrxe:srq"
+            ),
             GFP_KERNEL,
         )
         .and_then(|inner| Ok(Arc::new(SrqShared { inner, events }, GFP_KERNEL)?))
@@ -192,13 +203,22 @@ impl Srq {
             if let Some(addr) = mi_addr {
                 udata.write_to_user(addr, &mi)?;
             }
+            // The mutex serialises resizes; the copy (up to the whole queue) runs outside
+            // the SRQ's IRQ-disabling lock, while the SRQ gives out no WQE.
             let mut mapping = self.mmap.lock();
-            let old = {
+            let posted = {
                 let mut inner = self.shared.inner.lock();
                 if inner.limit > rq.capacity() {
                     return Err(EINVAL);
                 }
-                rq.take_from(&inner.rq)?;
+                inner.resizing = true;
+                inner.rq.posted()
+            };
+            let copied = rq.take_posted(&posted);
+            let old = {
+                let mut inner = self.shared.inner.lock();
+                inner.resizing = false;
+                copied?;
                 core::mem::replace(&mut inner.rq, rq)
             };
             let old = (old, core::mem::replace(&mut *mapping, mmap));
