@@ -7,6 +7,8 @@
 #   make run        boot the test kernel, create a device, show it and run perftest
 #                   (PROVIDER=rrxe by default, PROVIDER=rxe for the C reference)
 #   make check      every test: host checks and guest tests; ends with "N passed, N failed"
+#   make check-debug  the guest tests on the debug kernel (KASAN, UBSAN, KFENCE, kmemleak):
+#                   hours, not for CI
 #   make conformance  pyverbs rxe vs rrxe, and the two-VM interoperability matrix with rxe
 #                   (also over lossy links); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot
@@ -17,7 +19,7 @@
 SHELL := /bin/bash
 PROVIDER ?= rrxe
 
-.PHONY: modules deps kernel clippy fmt fmtcheck run check conformance bench clean
+.PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance bench clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -42,6 +44,9 @@ run: modules
 
 check:
 	tools/testing/check
+
+check-debug:
+	tools/testing/check --debug
 
 conformance:
 	tools/testing/conformance

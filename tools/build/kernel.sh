@@ -6,6 +6,9 @@
 #
 #   kernel.sh           build if missing, print the kernel build directory
 #   kernel.sh --path    print the directory without building
+#   kernel.sh --debug [--path]
+#                       the same for the debug kernel: rrxe-debug.config (KASAN, UBSAN,
+#                       KFENCE, kmemleak on, object debugging) on top of rrxe-test.config
 #
 # The cache key covers everything that changes the result: kernel source version,
 # config fragment, rustc, clang and bindgen versions, and KBUILD_REV below.
@@ -14,8 +17,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 
 KBUILD_REV=1
-fragment=$here/rrxe-test.config
 tarball=/usr/src/linux-source-6.12.tar.xz
+debug=
+if [ "${1:-}" = --debug ]; then
+	debug=1
+	shift
+fi
+
+# The effective fragment: rrxe-test.config, and for the debug kernel rrxe-debug.config
+# on top (its options replace the same options of the first).
+fragment=$(mktemp)
+trap 'rm -f "$fragment"' EXIT
+if [ -n "$debug" ]; then
+	opts() { sed -nE 's/^(# )?(CONFIG_[A-Za-z0-9_]+)[= ].*/\2/p' "$1"; }
+	grep -vwF -f <(opts "$here/rrxe-debug.config") "$here/rrxe-test.config" >"$fragment"
+	cat "$here/rrxe-debug.config" >>"$fragment"
+else
+	cat "$here/rrxe-test.config" >"$fragment"
+fi
 
 key_input() {
 	echo "rev $KBUILD_REV"
@@ -27,7 +46,7 @@ key_input() {
 }
 key=$(key_input | sha256sum | cut -c1-16)
 kver=$(dpkg-query -W -f='${Version}' linux-source-6.12 | cut -d- -f1)
-kdir=$RRXE_CACHE/kernel/$kver-$key
+kdir=$RRXE_CACHE/kernel/$kver${debug:+-debug}-$key
 
 if [ "${1:-}" = --path ]; then
 	echo "$kdir"
@@ -47,8 +66,8 @@ if [ -f "$kdir/.rrxe-built" ]; then
 	exit 0
 fi
 
-log=$RRXE_CACHE/kernel/$kver-$key.log
-echo "kernel: building $kver ($key) in $kdir; log: $log" >&2
+log=$kdir.log
+echo "kernel: building $kver${debug:+ debug} ($key) in $kdir; log: $log" >&2
 start=$(date +%s)
 {
 	rm -rf "$kdir"
