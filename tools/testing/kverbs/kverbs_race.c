@@ -13,11 +13,14 @@
  *   results  the last run's report, one line: "destroy_qp_cq ok|error ROUNDS DETAIL".
  *
  * destroy_qp_cq: per round, two RC QPs A and B on one PD, connected to each other through
- * the port's IPv4-mapped RoCE v2 GID. B's send and receive CQ is an old-style CQ
- * (ib_create_cq) with a completion handler that re-arms it, as ULPs that poll from their
- * handler do. B posts 64 receives and arms its CQ; A posts 64 SENDs of 64 B; once B's
- * handler has run and a random 0-15 us later, the module destroys B's QP and, right
- * after, B's CQ, while B's packets are still being received and completed. Then it destroys A and A's CQ. A driver whose
+ * the port's IPv4-mapped RoCE v2 GID. B's send and receive CQs are old-style CQs
+ * (ib_create_cq) whose completion handlers re-arm them, as ULPs that poll from their
+ * handlers do; the send CQ's handler takes 20 ms, as one doing real work may. Both QPs
+ * post 32 receives and 32 SENDs of 64 B to each other, so that B's engine completes sends
+ * and receives in the same pass. While B's send CQ handler runs (and a random 0-15 us
+ * later), the module destroys B's QP and, right after, B's receive CQ: an engine that
+ * calls the receive CQ's handler after the send CQ's, without destroy_qp waiting for it,
+ * calls freed memory. Then it destroys A and A's CQ. A driver whose
  * engine can still call the CQ's handler after destroy_qp returned calls freed memory:
  * KASAN reports it, and with slub_debug=P the call jumps to the poison and oopses.
  */
@@ -42,7 +45,7 @@ module_param(rounds, uint, 0644);
 MODULE_PARM_DESC(rounds, "rounds per run (default 1000)");
 
 #define PORT 1
-#define NWR 64
+#define NWR 32
 #define MSG 64
 
 static struct ib_device *ibdev;
@@ -83,10 +86,23 @@ static int find_gid(struct race *r)
 	return -1;
 }
 
-/* B's completion handler: counts and re-arms (the CQ is destroyed without polling). */
+/* B's receive CQ handler: counts and re-arms (the CQ is destroyed without polling). */
 static void race_comp(struct ib_cq *cq, void *ctx)
 {
 	atomic_inc(&handler_calls);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+}
+
+/*
+ * B's send CQ handler: slow, as a handler that does real work is. A driver that calls the
+ * send CQ's handler and then the receive CQ's after one pass calls the second 20 ms later.
+ */
+static atomic_t in_slow;
+static void slow_comp(struct ib_cq *cq, void *ctx)
+{
+	atomic_inc(&in_slow);
+	mdelay(20);
+	atomic_dec(&in_slow);
 	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
 }
 
@@ -130,11 +146,11 @@ static int race_connect(struct race *r, struct ib_qp *qp, u32 dest, u32 psn, u32
 				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-static struct ib_qp *make_qp(struct race *r, struct ib_cq *cq)
+static struct ib_qp *make_qp(struct race *r, struct ib_cq *scq, struct ib_cq *rcq)
 {
 	struct ib_qp_init_attr init = {
-		.send_cq = cq,
-		.recv_cq = cq,
+		.send_cq = scq,
+		.recv_cq = rcq,
 		.cap = { .max_send_wr = NWR, .max_recv_wr = NWR,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
@@ -145,36 +161,80 @@ static struct ib_qp *make_qp(struct race *r, struct ib_cq *cq)
 	return ib_create_qp(r->pd, &init);
 }
 
+static int post(struct race *r, struct ib_qp *qp, struct ib_sge *sge, bool signaled,
+		const char **what)
+{
+	int i, err;
+
+	for (i = 0; i < NWR; i++) {
+		struct ib_recv_wr wr = { .wr_id = i, .sg_list = sge, .num_sge = 1 };
+
+		err = ib_post_recv(qp, &wr, NULL);
+		if (err) {
+			*what = "ib_post_recv";
+			return err;
+		}
+	}
+	for (i = 0; i < NWR; i++) {
+		struct ib_send_wr wr = {
+			.wr_id = i,
+			.sg_list = sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = signaled || i == NWR - 1 ? IB_SEND_SIGNALED : 0,
+		};
+
+		err = ib_post_send(qp, &wr, NULL);
+		if (err) {
+			*what = "ib_post_send";
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Frees *cq with ib_destroy_cq_user (ib_destroy_cq hides the error) and clears it. */
+static int destroy_cq(struct ib_cq **cq)
+{
+	int err = *cq ? ib_destroy_cq_user(*cq, NULL) : 0;
+
+	*cq = NULL;
+	return err;
+}
+
 static int round_one(struct race *r, const char **what)
 {
 	struct ib_cq_init_attr cqa = { .cqe = 2 * NWR + 2 };
-	struct ib_cq *cqa_ = NULL, *cqb = NULL;
+	struct ib_cq *acq = NULL, *scq = NULL, *rcq = NULL;
 	struct ib_qp *qpa = NULL, *qpb = NULL;
 	struct ib_sge sge = { .addr = r->dma, .length = MSG, .lkey = r->pd->local_dma_lkey };
 	u32 psna = get_random_u32() & 0xffffff, psnb = get_random_u32() & 0xffffff;
-	int i, err, calls = atomic_read(&handler_calls);
 	unsigned long start;
+	int err;
 
-	cqa_ = ib_alloc_cq(r->dev, NULL, 2 * NWR + 2, 0, IB_POLL_DIRECT);
-	if (IS_ERR(cqa_)) {
+	acq = ib_alloc_cq(r->dev, NULL, 2 * NWR + 2, 0, IB_POLL_DIRECT);
+	if (IS_ERR(acq)) {
 		*what = "ib_alloc_cq";
-		return PTR_ERR(cqa_);
+		return PTR_ERR(acq);
 	}
-	cqb = ib_create_cq(r->dev, race_comp, race_event, NULL, &cqa);
-	if (IS_ERR(cqb)) {
-		err = PTR_ERR(cqb);
-		cqb = NULL;
+	scq = ib_create_cq(r->dev, slow_comp, race_event, NULL, &cqa);
+	rcq = IS_ERR(scq) ? scq : ib_create_cq(r->dev, race_comp, race_event, NULL, &cqa);
+	if (IS_ERR(rcq)) {
+		err = PTR_ERR(rcq);
+		if (!IS_ERR(scq))
+			destroy_cq(&scq);
+		scq = rcq = NULL;
 		*what = "ib_create_cq";
 		goto out;
 	}
-	qpa = make_qp(r, cqa_);
+	qpa = make_qp(r, acq, acq);
 	if (IS_ERR(qpa)) {
 		err = PTR_ERR(qpa);
 		qpa = NULL;
 		*what = "ib_create_qp A";
 		goto out;
 	}
-	qpb = make_qp(r, cqb);
+	qpb = make_qp(r, scq, rcq);
 	if (IS_ERR(qpb)) {
 		err = PTR_ERR(qpb);
 		qpb = NULL;
@@ -188,55 +248,40 @@ static int round_one(struct race *r, const char **what)
 		*what = "ib_modify_qp";
 		goto out;
 	}
-	for (i = 0; i < NWR; i++) {
-		struct ib_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
-
-		err = ib_post_recv(qpb, &wr, NULL);
-		if (err) {
-			*what = "ib_post_recv";
-			goto out;
-		}
-	}
-	ib_req_notify_cq(cqb, IB_CQ_NEXT_COMP);
-	for (i = 0; i < NWR; i++) {
-		struct ib_send_wr wr = {
-			.wr_id = i,
-			.sg_list = &sge,
-			.num_sge = 1,
-			.opcode = IB_WR_SEND,
-			.send_flags = i == NWR - 1 ? IB_SEND_SIGNALED : 0,
-		};
-
-		err = ib_post_send(qpa, &wr, NULL);
-		if (err) {
-			*what = "ib_post_send";
-			goto out;
-		}
-	}
-	/* Once B completes receives (its handler ran), after a random 0-15 us. */
+	ib_req_notify_cq(scq, IB_CQ_NEXT_COMP);
+	ib_req_notify_cq(rcq, IB_CQ_NEXT_COMP);
+	/* Both ways at once: B's passes complete sends and receives together. */
+	err = post(r, qpb, &sge, true, what);
+	if (!err)
+		err = post(r, qpa, &sge, false, what);
+	if (err)
+		goto out;
+	/* While B's send CQ handler runs, after a random 0-15 us. */
 	start = jiffies;
-	while (atomic_read(&handler_calls) == calls && time_before(jiffies, start + HZ / 5))
+	while (!atomic_read(&in_slow) && time_before(jiffies, start + HZ / 5))
 		cpu_relax();
 	udelay(get_random_u32_below(16));
-	/* The race: B is receiving and completing into cqb right now. */
+	/* The race: B may be about to call rcq's handler right now. */
 	err = ib_destroy_qp(qpb);
 	qpb = NULL;
 	if (err) {
 		*what = "ib_destroy_qp B";
 		goto out;
 	}
-	err = ib_destroy_cq_user(cqb, NULL);
-	cqb = NULL;
+	err = destroy_cq(&rcq);
 	if (err)
-		*what = "ib_destroy_cq B";
+		*what = "ib_destroy_cq B receive";
 out:
 	if (qpb)
 		ib_destroy_qp(qpb);
-	if (cqb)
-		ib_destroy_cq(cqb);
+	destroy_cq(&rcq);
+	/* scq's handler may still be running in an engine that does not wait for it. */
+	while (atomic_read(&in_slow))
+		msleep(1);
+	destroy_cq(&scq);
 	if (qpa)
 		ib_destroy_qp(qpa);
-	ib_free_cq(cqa_);
+	ib_free_cq(acq);
 	return err;
 }
 

@@ -1306,10 +1306,11 @@ static void test_flush_spin(void)
 	}
 	for (r = 0; r < 2 + have_srq; r++) {
 		int use_srq = r == 2, k, err;
-		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16384, .max_sge = 1 } };
+		/* Large queues: a lap of the kernel's loop takes longer than the thread's. */
 		struct ibv_qp_init_attr qa = {
 			.qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 64, .max_send_sge = 1, .max_recv_wr = 64,
+			.cap = { .max_send_wr = 16384, .max_send_sge = 1, .max_recv_wr = 16384,
 				 .max_recv_sge = 1 },
 		};
 		struct spinner s = {};
@@ -1342,8 +1343,24 @@ static void test_flush_spin(void)
 		s.n = maps_new(nm);
 		if (s.n > 8)
 			s.n = 8;
-		for (k = 0; k < s.n; k++)
+		/*
+		 * The thread writes through mappings of its own (the same pages), which stay
+		 * valid when destroying the QP makes the provider unmap its own.
+		 */
+		for (k = 0; k < s.n; k++) {
+			size_t len = nm[k].end - nm[k].start;
+			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				       ctx->cmd_fd, nm[k].offset);
+
 			s.maps[k] = nm[k];
+			if (p == MAP_FAILED) {
+				ok(0, "flush-spin: second mapping of a queue: %s", strerror(errno));
+				s.n = k;
+				break;
+			}
+			s.maps[k].start = (uintptr_t)p;
+			s.maps[k].end = (uintptr_t)p + len;
+		}
 		ok(s.n == 3, "flush-spin: the CQ's and QP's queues are mapped (%d)", s.n);
 		err = qp_to_init(qp);
 		if (!err)
@@ -1353,11 +1370,12 @@ static void test_flush_spin(void)
 			ok(0, "flush-spin: pthread_create");
 			s.n = 0;
 		}
-		/* r 0: ERR then RESET; r 1: straight to RESET; then destroy, still scribbled. */
+		/* r 0: ERR then RESET; r 1: straight to RESET; then INIT, ERR and destroy. */
 		usleep(1000);
 		if (r != 1)
 			timed("modify_qp to ERR", use_srq, spin_modify, qp, IBV_QPS_ERR);
 		timed("modify_qp to RESET", use_srq, spin_modify, qp, IBV_QPS_RESET);
+		timed("modify_qp to INIT", use_srq, (int (*)(struct ibv_qp *, int))qp_to_init, qp, 0);
 		timed("modify_qp to ERR again", use_srq, spin_modify, qp, IBV_QPS_ERR);
 		err = timed("destroy_qp", use_srq, spin_destroy, qp, 0);
 		if (err)
@@ -1365,6 +1383,8 @@ static void test_flush_spin(void)
 		atomic_store(&s.stop, 1);
 		if (s.n)
 			pthread_join(s.thread, NULL);
+		for (k = 0; k < s.n; k++)
+			munmap((void *)s.maps[k].start, s.maps[k].end - s.maps[k].start);
 		at("flush-spin: teardown");
 		if (srq)
 			ok(!ibv_destroy_srq(srq), "flush-spin: destroy_srq");
