@@ -26,9 +26,9 @@ use crate::{
         responder::{
             check_access, check_atomic_alignment, check_atomic_write, check_length, check_op_seq,
             check_psn, check_resource, check_write_payload, duplicate_action, error_action,
-            find_resource, next_msn, read_last_psn, read_replay, recv_wc_opcode, reply_kind,
-            DuplicateAction, OpSeq, PsnVerdict, ReadReply, ReadResource, Reply, RespError,
-            UD_GRH_LEN,
+            find_resource, flush_access, next_msn, read_last_psn, read_replay, recv_wc_opcode,
+            reply_kind, DuplicateAction, OpSeq, PsnVerdict, ReadReply, ReadResource, Reply,
+            RespError, UD_GRH_LEN,
         },
         verbs::{QpType, WcStatus},
     },
@@ -706,7 +706,7 @@ fn execute(
                     true,
                     reth.va,
                     u64::from(reth.dma_len),
-                    0,
+                    flush_access(pkt.hdr.feth).0,
                 )
                 .map_err(|_| RespError::RkeyViolation)?;
             }
