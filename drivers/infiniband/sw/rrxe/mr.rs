@@ -13,10 +13,10 @@
 //! works in process context and softirq: no sleeping, no allocation.
 //!
 //! Lifetime: a [`MemRef`] holds a reference on the MR's [`MrShared`], so the memory stays
-//! pinned while the data path uses it, even across `dereg_mr`. Deregistration removes
-//! the MR from the table (no new lookups) and marks it invalid (windows bound to it stop
-//! working); if it then holds the last reference it unpins synchronously, otherwise the
-//! last user's drop queues the unpinning on the device's workqueue (see
+//! pinned while the data path uses it, even across `dereg_mr`. Deregistration (refused
+//! while windows are bound, IBA 10.6.7.2.6) removes the MR from the table (no new lookups)
+//! and marks it invalid; if it then holds the last reference it unpins synchronously,
+//! otherwise the last user's drop queues the unpinning on the device's workqueue (see
 //! [`UserPages`]), since that drop may happen in softirq or under a spinlock.
 
 use crate::{
@@ -715,6 +715,19 @@ impl Mr {
         if flags & rereg_access != 0 {
             st.access = access;
         }
+        Ok(())
+    }
+
+    /// Deregisters the MR (`dereg_mr`, before it is dropped): refused with `EBUSY` while
+    /// memory windows are bound to it (IBA 10.6.7.2.6; rxe refuses with `EINVAL`), else it
+    /// becomes invalid, so that no window can be bound to it any more.
+    pub(crate) fn retire(&self) -> Result {
+        let shared = self.shared()?;
+        let mut st = shared.st.lock();
+        if st.mws != 0 {
+            return Err(EBUSY);
+        }
+        st.state = State::Invalid;
         Ok(())
     }
 }
