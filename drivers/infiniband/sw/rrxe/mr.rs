@@ -50,7 +50,6 @@ const REMOTE_READ: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ;
 const REMOTE_WRITE: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
 const REMOTE_ATOMIC: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
 const MW_BIND: u32 = b::ib_access_flags_IB_ACCESS_MW_BIND;
-const ZERO_BASED: u32 = b::ib_access_flags_IB_ZERO_BASED;
 const REMOTE: u32 = REMOTE_READ | REMOTE_WRITE | REMOTE_ATOMIC;
 
 /// The access rights an MR may have (rxe's `RXE_ACCESS_SUPPORTED_MR`).
@@ -225,7 +224,7 @@ fn lookup(dev: &RrxeDev, key: u32) -> Result<Arc<MrShared>, MemError> {
 
 /// An MR to bind a window to (BIND_MW with `mr_lkey`): checked that it is valid, in `pd`,
 /// allows binding, allows writes if the window does (`access`), and contains
-/// `[addr, addr + length)` (`length` bytes from its start if `access` is zero-based).
+/// `[addr, addr + length)` (also for a zero-based window, whose offset 0 is `addr`).
 /// Counts the binding on success (see [`MrShared::unbind`]).
 pub(crate) fn bind_target(
     dev: &RrxeDev,
@@ -253,15 +252,11 @@ pub(crate) fn bind_target(
         {
             return Err(MemError::Access);
         }
-        // C10-75.
-        let inside = if access & ZERO_BASED != 0 {
-            length <= st.length
-        } else {
-            addr >= st.iova
-                && addr
-                    .checked_add(length)
-                    .is_some_and(|end| end - st.iova <= st.length)
-        };
+        // C10-75: zero-based or not, the window is `[addr, addr + length)` of the MR.
+        let inside = addr >= st.iova
+            && addr
+                .checked_add(length)
+                .is_some_and(|end| end - st.iova <= st.length);
         if !inside {
             return Err(MemError::Range);
         }
@@ -277,15 +272,14 @@ impl MrShared {
         st.mws = st.mws.saturating_sub(1);
     }
 
-    /// The window of the whole MR, for a window bound to `[addr, addr + length)` (or
-    /// `length` bytes from the start if `zero_based`).
-    pub(crate) fn window(&self, addr: u64, length: u64, zero_based: bool) -> Window {
+    /// The part of the MR a window bound to `[addr, addr + length)` grants: at
+    /// `[addr, addr + length)`, or at `[0, length)` if `zero_based` (offset 0 is `addr`).
+    pub(crate) fn window(addr: u64, length: u64, zero_based: bool) -> Window {
         if zero_based {
-            let iova = self.st.lock().iova;
             Window {
                 lo: 0,
                 len: length,
-                delta: iova,
+                delta: addr,
             }
         } else {
             Window {

@@ -126,7 +126,7 @@ pub(crate) fn resolve(
         let zero_based = bound.access & b::ib_access_flags_IB_ZERO_BASED != 0;
         (
             bound.mr.clone(),
-            bound.mr.window(bound.addr, bound.length, zero_based),
+            MrShared::window(bound.addr, bound.length, zero_based),
         )
     };
     MemRef::new(mr, win, iova, len)
