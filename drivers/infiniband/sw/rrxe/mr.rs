@@ -18,6 +18,15 @@
 //! and marks it invalid; if it then holds the last reference it unpins synchronously,
 //! otherwise the last user's drop queues the unpinning on the device's workqueue (see
 //! [`UserPages`]), since that drop may happen in softirq or under a spinlock.
+//!
+//! Re-validation: a [`MemRef`] lives for a whole message (an RDMA WRITE or READ reply of
+//! many packets), but the MR may be invalidated, deregistered or remapped meanwhile (and
+//! a window unbound). Every such change bumps a generation number under the MR's (the
+//! window's) lock; every copy or atomic checks, under those locks and holding them for the
+//! copy, that the generation is the one the [`MemRef`] was made with. So no access
+//! touches memory after its invalidation, deregistration or remapping has returned (a
+//! fast-registration MR's pages belong to the kernel consumer again then), and a message
+//! that straddles one fails as rxe's per-packet rkey checks make it fail.
 
 use crate::{
     bindings as b,
@@ -138,6 +147,16 @@ struct MrState {
     npages: usize,
     /// Memory windows bound to the MR (it cannot be invalidated meanwhile).
     mws: u32,
+    /// Bumped by every change that ends the accesses begun before it (see the module
+    /// documentation).
+    gen: u32,
+}
+
+impl MrState {
+    /// Ends the accesses begun so far.
+    fn bump(&mut self) {
+        self.gen = self.gen.wrapping_add(1);
+    }
 }
 
 /// What the data path finds by key.
@@ -161,11 +180,15 @@ pub(crate) struct Window {
 /// (or, for long messages, the whole window it found).
 pub(crate) struct MemRef {
     mr: Arc<MrShared>,
+    /// The window the access goes through, if any.
+    via: Option<mw::Via>,
     win: Window,
-    /// The MR's iova, page shift and pages set (fast registration), when resolved.
+    /// The MR's iova, page shift and pages set (fast registration), and its generation,
+    /// when resolved.
     base: u64,
     page_shift: u32,
     npages: usize,
+    gen: u32,
 }
 
 /// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
@@ -210,7 +233,7 @@ pub(crate) fn resolve(
             delta: 0,
         }
     };
-    MemRef::new(mr, win, iova, len)
+    MemRef::new(mr, None, win, iova, len)
 }
 
 /// The MR with the index of `key` (any 8-bit key part).
@@ -292,30 +315,51 @@ impl MrShared {
 }
 
 impl MemRef {
-    /// A reference to the window `win` of `mr` (still valid), checked for `len` bytes at
-    /// `iova`.
+    /// A reference to the part `win` of `mr` (still valid), through the window `via` if
+    /// any, checked for `len` bytes at `iova`.
     pub(crate) fn new(
         mr: Arc<MrShared>,
+        via: Option<mw::Via>,
         win: Window,
         iova: u64,
         len: u64,
     ) -> Result<Self, MemError> {
-        let (base, page_shift, npages) = {
+        let (base, page_shift, npages, gen) = {
             let st = mr.st.lock();
             if st.state != State::Valid {
                 return Err(MemError::State);
             }
-            (st.iova, st.page_shift, st.npages)
+            (st.iova, st.page_shift, st.npages, st.gen)
         };
         let this = Self {
             mr,
+            via,
             win,
             base,
             page_shift,
             npages,
+            gen,
         };
         this.locate(iova, len)?;
         Ok(this)
+    }
+
+    /// Runs `f` (an access) if the window and the MR are still as they were when `self`
+    /// was made, holding their locks so that no invalidation overtakes it.
+    fn checked<R>(&self, f: impl FnOnce() -> Result<R, MemError>) -> Result<R, MemError> {
+        let in_mr = || {
+            let st = self.mr.st.lock();
+            if st.gen != self.gen || st.state != State::Valid {
+                return Err(MemError::State);
+            }
+            let r = f();
+            drop(st);
+            r
+        };
+        match &self.via {
+            Some(via) => via.checked(in_mr),
+            None => in_mr(),
+        }
     }
 
     /// The MR iova of the `len` bytes at `iova`, if they are in the window.
@@ -367,6 +411,11 @@ impl MemRef {
     /// Copies from `iova` into `dst`.
     pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> Result<(), MemError> {
         let at = self.locate(iova, dst.len() as u64)?;
+        self.checked(|| self.read_unchecked(at, dst))
+    }
+
+    /// Copies from MR iova `at` into `dst` (under [`Self::checked`]).
+    fn read_unchecked(&self, at: u64, dst: &mut [u8]) -> Result<(), MemError> {
         match &self.mr.mem {
             Memory::User(u) => u.read_at(at.checked_sub(self.base).ok_or(MemError::Range)?, dst)?,
             Memory::Dma(m) => m.read_at(at, dst)?,
@@ -380,6 +429,11 @@ impl MemRef {
     /// Copies `src` to `iova`.
     pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
+        self.checked(|| self.write_unchecked(at, src))
+    }
+
+    /// Copies `src` to MR iova `at` (under [`Self::checked`]).
+    fn write_unchecked(&self, at: u64, src: &[u8]) -> Result<(), MemError> {
         match &self.mr.mem {
             Memory::User(u) => {
                 u.write_at(at.checked_sub(self.base).ok_or(MemError::Range)?, src)?
@@ -399,6 +453,11 @@ impl MemRef {
             return Err(MemError::Align);
         }
         let at = self.locate(iova, 8)?;
+        self.checked(|| self.atomic_unchecked(at, op))
+    }
+
+    /// Performs `op` on the 8 bytes at MR iova `at` (under [`Self::checked`]).
+    fn atomic_unchecked(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
         let orig = match &self.mr.mem {
             Memory::User(u) => {
                 u.atomic_at(at.checked_sub(self.base).ok_or(MemError::Range)?, op)?
@@ -442,6 +501,7 @@ pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId, qpn: u32) -> Result<
         return Err(MemError::State);
     }
     st.state = State::Free;
+    st.bump();
     Ok(())
 }
 
@@ -475,6 +535,7 @@ pub(crate) fn fast_reg(
     st.key = new_key;
     st.access = access;
     st.state = State::Valid;
+    st.bump();
     Ok(())
 }
 
@@ -497,7 +558,11 @@ impl Drop for Mr {
         let Some(shared) = self.shared.take() else {
             return;
         };
-        shared.st.lock().state = State::Invalid;
+        {
+            let mut st = shared.st.lock();
+            st.state = State::Invalid;
+            st.bump();
+        }
         // Process context (dereg_mr): unpin here if nobody else uses the memory any more.
         if let Some(last) = Arc::into_unique_or_drop(shared) {
             if let Memory::User(u) = &last.mem {
@@ -552,6 +617,7 @@ impl Mr {
                         page_shift: 0,
                         npages: 0,
                         mws: 0,
+                        gen: 0,
                     },
                     "rrxe:mr"
                 ),
@@ -657,6 +723,7 @@ impl Mr {
             let mut st = shared.st.lock();
             st.page_shift = size.trailing_zeros();
             st.npages = 0;
+            st.bump();
         }
         // Calls `set_page` for each page.
         let mapped = map.map()?;
@@ -709,6 +776,7 @@ impl Mr {
         if flags & rereg_access != 0 {
             st.access = access;
         }
+        st.bump();
         Ok(())
     }
 
@@ -722,6 +790,7 @@ impl Mr {
             return Err(EBUSY);
         }
         st.state = State::Invalid;
+        st.bump();
         Ok(())
     }
 }
