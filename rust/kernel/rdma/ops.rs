@@ -253,6 +253,12 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// Asked by `dereg_mr` before the MR is dropped: an error (e.g. `EBUSY` while memory
+    /// windows are bound to it) keeps the MR registered and is the verb's result.
+    fn retire_mr(_mr: &Self::Mr) -> Result {
+        Ok(())
+    }
+
     /// Allocates an MR of `mr_type` (`IB_MR_TYPE_*`) for fast registration of at most
     /// `max_num_sg` pages of kernel memory, accessed through `mem`, in PD `pd`; returns it
     /// and its keys.

@@ -7,9 +7,10 @@
 # header): SEND/RECV with and without immediate, several SGEs and sizes up to 64 KiB,
 # chained bursts, CQs polled directly and through workqueue/softirq callbacks, RDMA
 # WRITE (with immediate), RDMA READ and atomics through a fast-registration MR or the
-# PD's unsafe global rkey, SEND_WITH_INV and LOCAL_INV, and UD datagrams. Each variant
-# is one TAP line: "error" fails; "unsupported" is a SKIP unless --require-all. Booted
-# with --append kmemleak=on, kmemleak must also find nothing new after a warm-up run.
+# PD's unsafe global rkey, SEND_WITH_INV and LOCAL_INV (also in the middle of a WRITE,
+# as dereg_mr), and UD datagrams. Each variant is one TAP line: "error" fails;
+# "unsupported" is a SKIP unless --require-all. Booted with --append kmemleak=on,
+# kmemleak must also find nothing new after a warm-up run.
 #
 #   kverbs-traffic.sh [--require-all] [ROUNDS [VARIANTS]]
 #

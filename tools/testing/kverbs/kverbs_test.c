@@ -58,6 +58,12 @@
  *                              sees IB_WC_WITH_INVALIDATE) or LOCAL_INV; at the end a
  *                              WRITE with the invalidated rkey must fail with
  *                              IB_WC_REM_ACCESS_ERR and change nothing
+ *   inv_mid, dereg_mid         (after one REG_MR and WRITE round) a WRITE_WITH_IMM of 3
+ *                              MTUs to side 1, which posts no receive: First and Middle
+ *                              land, Last is answered with RNR NAKs; side 1 then
+ *                              invalidates the MR (LOCAL_INV) or deregisters it, and
+ *                              posts the receive: the retried Last must be refused
+ *                              (IB_WC_REM_ACCESS_ERR) and the last MTU stay unchanged
  *   ud, ud_imm, ud_wq          UD SENDs of 1 B..MTU through rdma_create_ah
  * A variant whose verbs the device lacks (ops, IB_DEVICE_MEM_MGT_EXTENSIONS for the
  * frmr ones, atomic_cap) is unsupported; so is one whose verb returns EOPNOTSUPP.
@@ -780,9 +786,9 @@ static const char *const result_name[] = { "ok", "partial", "unsupported", "erro
 
 enum tkind {
 	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
-	TK_LOCAL_INV, TK_UD
+	TK_LOCAL_INV, TK_MID, TK_UD
 };
-enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8 };
+enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16 };
 
 static const struct tvariant {
 	const char *name;
@@ -807,6 +813,8 @@ static const struct tvariant {
 	{ "atomic_global_denied", TK_ATOMIC_DENIED, TF_GLOBAL, IB_POLL_DIRECT },
 	{ "send_inv", TK_SEND_INV, TF_FRMR, IB_POLL_DIRECT },
 	{ "local_inv", TK_LOCAL_INV, TF_FRMR, IB_POLL_DIRECT },
+	{ "inv_mid", TK_MID, TF_FRMR, IB_POLL_DIRECT },
+	{ "dereg_mid", TK_MID, TF_FRMR | TF_DEREG, IB_POLL_DIRECT },
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
 	{ "ud_imm", TK_UD, TF_IMM, IB_POLL_DIRECT },
 	{ "ud_wq", TK_UD, TF_IMM, IB_POLL_WORKQUEUE },
@@ -1743,6 +1751,65 @@ static int tlocal_inv(struct tctx *c)
 	return err;
 }
 
+/*
+ * Invalidation in the middle of a message: see inv_mid and dereg_mid at the top. The
+ * Last packet can only be accepted once side 1 posts a receive, which it does after the
+ * invalidation completed, so the order is certain however the packets are timed.
+ */
+static noinline_for_stack int twrite_mid(struct tctx *c, bool dereg)
+{
+	u32 len = 3 * c->mtu, dbase = 64, lo, hi;
+	struct tseg ss = { 0, len }, ds = { dbase, len };
+	const char *what = dereg ? "WRITE_IMM, dereg_mr mid-message" :
+				   "WRITE_IMM, LOCAL_INV mid-message";
+	struct ib_rdma_wr wr = {};
+	unsigned long deadline;
+	struct ib_sge sg;
+	struct twr *ws[2];
+	int err;
+
+	if (len > c->max_msg)
+		return terr(c, -EOPNOTSUPP, "max_msg_sz %u < 3 MTUs", c->max_msg);
+	tprep(c, 0, &ss, 1, 1, &ds, 1, len, true, &lo, &hi);
+	memset(c->exp + dbase + 2 * c->mtu, T_POISON, c->mtu);
+	tsges(c, 0, &ss, 1, &sg);
+	tremote(c, dbase, &wr.remote_addr, &wr.rkey);
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.sg_list = &sg;
+	wr.wr.num_sge = 1;
+	err = tpost_send(c, 0, &wr.wr, &ws[0], what);
+	if (err)
+		return err;
+	/* First and Middle have landed once the second MTU is there. */
+	deadline = jiffies + T_TIMEOUT;
+	for (;;) {
+		tsync_cpu(c);
+		if (!memcmp(c->s[1].buf + dbase + c->mtu, c->exp + dbase + c->mtu, c->mtu))
+			break;
+		if (time_after(jiffies, deadline))
+			return terr(c, -ETIMEDOUT, "%s: First and Middle did not land", what);
+		usleep_range(50, 200);
+	}
+	if (dereg) {
+		err = ib_dereg_mr(c->mr);
+		if (err)
+			return terr(c, err, "%s: ib_dereg_mr: %d", what, err);
+		c->mr = NULL;
+	} else {
+		err = tlocal_inv(c);
+		if (err)
+			return err;
+	}
+	err = tpost_recv(c, 1, NULL, 0, &ws[1]);
+	if (!err)
+		err = twait(c, ws, 1, what);
+	if (!err)
+		err = tcheck_status(c, ws[0], what, IB_WC_REM_ACCESS_ERR);
+	if (!err)
+		err = tcmp(c, 1, lo, hi, what);
+	return err;
+}
+
 /* A UD datagram of LEN bytes from side 0 to side 1: 40 bytes of GRH, then the payload. */
 static noinline_for_stack int tud_one(struct tctx *c, u32 len, int idx)
 {
@@ -1843,6 +1910,12 @@ static int tround(struct tctx *c, int round)
 		if (!err)
 			err = c->tv->kind == TK_SEND_INV ? tsend_inv(c) : tlocal_inv(c);
 		break;
+	case TK_MID:
+		if (!round)
+			err = treg(c);
+		if (!err)
+			err = twrite_one(c, 4096, round, false, 0, true);
+		break;
 	case TK_ATOMIC_DENIED:	/* tfinish: the QP does not survive it */
 		break;
 	case TK_UD:
@@ -1879,6 +1952,8 @@ static int tfinish(struct tctx *c)
 		if (!err)
 			err = twrite_one(c, 512, 0, false, old, false);
 		return err;
+	case TK_MID:
+		return twrite_mid(c, c->tv->flags & TF_DEREG);
 	default:
 		return 0;
 	}

@@ -365,8 +365,7 @@ pub(crate) fn on_response(
             Verdict::ReadData => {
                 let mtu = u64::from(inner.params.mtu.bytes());
                 let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-                let read = matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv);
-                if read && !read_len_ok(&t, &rsp, off, mtu, pkt.payload) {
+                if !read_len_ok(&t, &rsp, off, mtu, pkt.payload) {
                     // Not what the responder owes there: dropped (asked for again).
                     break;
                 }

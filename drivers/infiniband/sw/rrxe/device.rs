@@ -339,6 +339,10 @@ impl DeviceOps for RrxeDev {
         mr.rereg(flags, access, pd)
     }
 
+    fn retire_mr(mr: &Mr) -> Result {
+        mr.retire()
+    }
+
     fn alloc_mr(
         dev: &Device<Self>,
         pd: PdId,

@@ -13,11 +13,20 @@
 //! works in process context and softirq: no sleeping, no allocation.
 //!
 //! Lifetime: a [`MemRef`] holds a reference on the MR's [`MrShared`], so the memory stays
-//! pinned while the data path uses it, even across `dereg_mr`. Deregistration removes
-//! the MR from the table (no new lookups) and marks it invalid (windows bound to it stop
-//! working); if it then holds the last reference it unpins synchronously, otherwise the
-//! last user's drop queues the unpinning on the device's workqueue (see
+//! pinned while the data path uses it, even across `dereg_mr`. Deregistration (refused
+//! while windows are bound, IBA 10.6.7.2.6) removes the MR from the table (no new lookups)
+//! and marks it invalid; if it then holds the last reference it unpins synchronously,
+//! otherwise the last user's drop queues the unpinning on the device's workqueue (see
 //! [`UserPages`]), since that drop may happen in softirq or under a spinlock.
+//!
+//! Re-validation: a [`MemRef`] lives for a whole message (an RDMA WRITE or READ reply of
+//! many packets), but the MR may be invalidated, deregistered or remapped meanwhile (and
+//! a window unbound). Every such change bumps a generation number under the MR's (the
+//! window's) lock; every copy or atomic checks, under those locks and holding them for the
+//! copy, that the generation is the one the [`MemRef`] was made with. So no access
+//! touches memory after its invalidation, deregistration or remapping has returned (a
+//! fast-registration MR's pages belong to the kernel consumer again then), and a message
+//! that straddles one fails as rxe's per-packet rkey checks make it fail.
 
 use crate::{
     bindings as b,
@@ -50,7 +59,6 @@ const REMOTE_READ: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ;
 const REMOTE_WRITE: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
 const REMOTE_ATOMIC: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
 const MW_BIND: u32 = b::ib_access_flags_IB_ACCESS_MW_BIND;
-const ZERO_BASED: u32 = b::ib_access_flags_IB_ZERO_BASED;
 const REMOTE: u32 = REMOTE_READ | REMOTE_WRITE | REMOTE_ATOMIC;
 
 /// The access rights an MR may have (rxe's `RXE_ACCESS_SUPPORTED_MR`).
@@ -139,6 +147,16 @@ struct MrState {
     npages: usize,
     /// Memory windows bound to the MR (it cannot be invalidated meanwhile).
     mws: u32,
+    /// Bumped by every change that ends the accesses begun before it (see the module
+    /// documentation).
+    gen: u32,
+}
+
+impl MrState {
+    /// Ends the accesses begun so far.
+    fn bump(&mut self) {
+        self.gen = self.gen.wrapping_add(1);
+    }
 }
 
 /// What the data path finds by key.
@@ -162,11 +180,15 @@ pub(crate) struct Window {
 /// (or, for long messages, the whole window it found).
 pub(crate) struct MemRef {
     mr: Arc<MrShared>,
+    /// The window the access goes through, if any.
+    via: Option<mw::Via>,
     win: Window,
-    /// The MR's iova, page shift and pages set (fast registration), when resolved.
+    /// The MR's iova, page shift and pages set (fast registration), and its generation,
+    /// when resolved.
     base: u64,
     page_shift: u32,
     npages: usize,
+    gen: u32,
 }
 
 /// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
@@ -211,7 +233,7 @@ pub(crate) fn resolve(
             delta: 0,
         }
     };
-    MemRef::new(mr, win, iova, len)
+    MemRef::new(mr, None, win, iova, len)
 }
 
 /// The MR with the index of `key` (any 8-bit key part).
@@ -225,7 +247,7 @@ fn lookup(dev: &RrxeDev, key: u32) -> Result<Arc<MrShared>, MemError> {
 
 /// An MR to bind a window to (BIND_MW with `mr_lkey`): checked that it is valid, in `pd`,
 /// allows binding, allows writes if the window does (`access`), and contains
-/// `[addr, addr + length)` (`length` bytes from its start if `access` is zero-based).
+/// `[addr, addr + length)` (also for a zero-based window, whose offset 0 is `addr`).
 /// Counts the binding on success (see [`MrShared::unbind`]).
 pub(crate) fn bind_target(
     dev: &RrxeDev,
@@ -253,15 +275,11 @@ pub(crate) fn bind_target(
         {
             return Err(MemError::Access);
         }
-        // C10-75.
-        let inside = if access & ZERO_BASED != 0 {
-            length <= st.length
-        } else {
-            addr >= st.iova
-                && addr
-                    .checked_add(length)
-                    .is_some_and(|end| end - st.iova <= st.length)
-        };
+        // C10-75: zero-based or not, the window is `[addr, addr + length)` of the MR.
+        let inside = addr >= st.iova
+            && addr
+                .checked_add(length)
+                .is_some_and(|end| end - st.iova <= st.length);
         if !inside {
             return Err(MemError::Range);
         }
@@ -277,15 +295,14 @@ impl MrShared {
         st.mws = st.mws.saturating_sub(1);
     }
 
-    /// The window of the whole MR, for a window bound to `[addr, addr + length)` (or
-    /// `length` bytes from the start if `zero_based`).
-    pub(crate) fn window(&self, addr: u64, length: u64, zero_based: bool) -> Window {
+    /// The part of the MR a window bound to `[addr, addr + length)` grants: at
+    /// `[addr, addr + length)`, or at `[0, length)` if `zero_based` (offset 0 is `addr`).
+    pub(crate) fn window(addr: u64, length: u64, zero_based: bool) -> Window {
         if zero_based {
-            let iova = self.st.lock().iova;
             Window {
                 lo: 0,
                 len: length,
-                delta: iova,
+                delta: addr,
             }
         } else {
             Window {
@@ -298,30 +315,51 @@ impl MrShared {
 }
 
 impl MemRef {
-    /// A reference to the window `win` of `mr` (still valid), checked for `len` bytes at
-    /// `iova`.
+    /// A reference to the part `win` of `mr` (still valid), through the window `via` if
+    /// any, checked for `len` bytes at `iova`.
     pub(crate) fn new(
         mr: Arc<MrShared>,
+        via: Option<mw::Via>,
         win: Window,
         iova: u64,
         len: u64,
     ) -> Result<Self, MemError> {
-        let (base, page_shift, npages) = {
+        let (base, page_shift, npages, gen) = {
             let st = mr.st.lock();
             if st.state != State::Valid {
                 return Err(MemError::State);
             }
-            (st.iova, st.page_shift, st.npages)
+            (st.iova, st.page_shift, st.npages, st.gen)
         };
         let this = Self {
             mr,
+            via,
             win,
             base,
             page_shift,
             npages,
+            gen,
         };
         this.locate(iova, len)?;
         Ok(this)
+    }
+
+    /// Runs `f` (an access) if the window and the MR are still as they were when `self`
+    /// was made, holding their locks so that no invalidation overtakes it.
+    fn checked<R>(&self, f: impl FnOnce() -> Result<R, MemError>) -> Result<R, MemError> {
+        let in_mr = || {
+            let st = self.mr.st.lock();
+            if st.gen != self.gen || st.state != State::Valid {
+                return Err(MemError::State);
+            }
+            let r = f();
+            drop(st);
+            r
+        };
+        match &self.via {
+            Some(via) => via.checked(in_mr),
+            None => in_mr(),
+        }
     }
 
     /// The MR iova of the `len` bytes at `iova`, if they are in the window.
@@ -373,6 +411,11 @@ impl MemRef {
     /// Copies from `iova` into `dst`.
     pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> Result<(), MemError> {
         let at = self.locate(iova, dst.len() as u64)?;
+        self.checked(|| self.read_unchecked(at, dst))
+    }
+
+    /// Copies from MR iova `at` into `dst` (under [`Self::checked`]).
+    fn read_unchecked(&self, at: u64, dst: &mut [u8]) -> Result<(), MemError> {
         match &self.mr.mem {
             Memory::User(u) => u.read_at(at.checked_sub(self.base).ok_or(MemError::Range)?, dst)?,
             Memory::Dma(m) => m.read_at(at, dst)?,
@@ -386,6 +429,11 @@ impl MemRef {
     /// Copies `src` to `iova`.
     pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
+        self.checked(|| self.write_unchecked(at, src))
+    }
+
+    /// Copies `src` to MR iova `at` (under [`Self::checked`]).
+    fn write_unchecked(&self, at: u64, src: &[u8]) -> Result<(), MemError> {
         match &self.mr.mem {
             Memory::User(u) => {
                 u.write_at(at.checked_sub(self.base).ok_or(MemError::Range)?, src)?
@@ -405,6 +453,11 @@ impl MemRef {
             return Err(MemError::Align);
         }
         let at = self.locate(iova, 8)?;
+        self.checked(|| self.atomic_unchecked(at, op))
+    }
+
+    /// Performs `op` on the 8 bytes at MR iova `at` (under [`Self::checked`]).
+    fn atomic_unchecked(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
         let orig = match &self.mr.mem {
             Memory::User(u) => {
                 u.atomic_at(at.checked_sub(self.base).ok_or(MemError::Range)?, op)?
@@ -448,6 +501,7 @@ pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId, qpn: u32) -> Result<
         return Err(MemError::State);
     }
     st.state = State::Free;
+    st.bump();
     Ok(())
 }
 
@@ -481,6 +535,7 @@ pub(crate) fn fast_reg(
     st.key = new_key;
     st.access = access;
     st.state = State::Valid;
+    st.bump();
     Ok(())
 }
 
@@ -503,7 +558,11 @@ impl Drop for Mr {
         let Some(shared) = self.shared.take() else {
             return;
         };
-        shared.st.lock().state = State::Invalid;
+        {
+            let mut st = shared.st.lock();
+            st.state = State::Invalid;
+            st.bump();
+        }
         // Process context (dereg_mr): unpin here if nobody else uses the memory any more.
         if let Some(last) = Arc::into_unique_or_drop(shared) {
             if let Memory::User(u) = &last.mem {
@@ -558,6 +617,7 @@ impl Mr {
                         page_shift: 0,
                         npages: 0,
                         mws: 0,
+                        gen: 0,
                     },
                     "rrxe:mr"
                 ),
@@ -663,6 +723,7 @@ impl Mr {
             let mut st = shared.st.lock();
             st.page_shift = size.trailing_zeros();
             st.npages = 0;
+            st.bump();
         }
         // Calls `set_page` for each page.
         let mapped = map.map()?;
@@ -715,6 +776,21 @@ impl Mr {
         if flags & rereg_access != 0 {
             st.access = access;
         }
+        st.bump();
+        Ok(())
+    }
+
+    /// Deregisters the MR (`dereg_mr`, before it is dropped): refused with `EBUSY` while
+    /// memory windows are bound to it (IBA 10.6.7.2.6; rxe refuses with `EINVAL`), else it
+    /// becomes invalid, so that no window can be bound to it any more.
+    pub(crate) fn retire(&self) -> Result {
+        let shared = self.shared()?;
+        let mut st = shared.st.lock();
+        if st.mws != 0 {
+            return Err(EBUSY);
+        }
+        st.state = State::Invalid;
+        st.bump();
         Ok(())
     }
 }

@@ -61,11 +61,15 @@ struct MwState {
     /// Type 1: always valid until deallocated. Type 2B: valid while bound.
     valid: bool,
     bound: Option<Binding>,
+    /// Bumped by every unbinding, which ends the accesses through the binding (see
+    /// [`Via`]).
+    gen: u32,
 }
 
 impl MwState {
     /// Unbinds, returning the binding to drop once the lock is released.
     fn unbind(&mut self) -> Option<Binding> {
+        self.gen = self.gen.wrapping_add(1);
         let old = self.bound.take();
         if let Some(old) = &old {
             old.mr.unbind();
@@ -82,6 +86,30 @@ pub(crate) struct MwShared {
     pd: PdId,
     #[pin]
     st: SpinLockBh<MwState>,
+}
+
+/// The binding of a window an access goes through (held by a [`MemRef`]), to check
+/// before each copy that it still stands.
+pub(crate) struct Via {
+    mw: Arc<MwShared>,
+    gen: u32,
+}
+
+impl Via {
+    /// Runs `f` if the window is still bound as it was, holding its lock so that no
+    /// invalidation or unbinding overtakes it.
+    pub(crate) fn checked<R>(
+        &self,
+        f: impl FnOnce() -> Result<R, MemError>,
+    ) -> Result<R, MemError> {
+        let st = self.mw.st.lock();
+        if st.gen != self.gen || !st.valid {
+            return Err(MemError::State);
+        }
+        let r = f();
+        drop(st);
+        r
+    }
 }
 
 /// The window `rkey` names.
@@ -105,7 +133,7 @@ pub(crate) fn resolve(
     access: u32,
 ) -> Result<MemRef, MemError> {
     let mw = lookup(dev, rkey)?;
-    let (mr, win) = {
+    let (mr, win, gen) = {
         let st = mw.st.lock();
         if st.rkey != rkey {
             return Err(MemError::Key);
@@ -126,10 +154,11 @@ pub(crate) fn resolve(
         let zero_based = bound.access & b::ib_access_flags_IB_ZERO_BASED != 0;
         (
             bound.mr.clone(),
-            bound.mr.window(bound.addr, bound.length, zero_based),
+            MrShared::window(bound.addr, bound.length, zero_based),
+            st.gen,
         )
     };
-    MemRef::new(mr, win, iova, len)
+    MemRef::new(mr, Some(Via { mw, gen }), win, iova, len)
 }
 
 /// Binds window `mw_rkey` (BIND_MW posted on QP `qpn` of PD `pd`) to `[addr, addr +
@@ -269,6 +298,7 @@ impl Mw {
                         rkey,
                         valid,
                         bound: None,
+                        gen: 0,
                     },
                     "rrxe:mw"
                 ),

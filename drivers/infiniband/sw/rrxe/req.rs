@@ -478,8 +478,8 @@ fn send_segment(
     }
     if set.contains(HeaderSet::FETH) {
         hdr.feth = Some(Feth {
-            placement: wqe.remote.flush_level,
-            selectivity: wqe.remote.flush_type,
+            placement: wqe.remote.flush_type,
+            selectivity: wqe.remote.flush_level,
         });
     }
     let owner = Owner {

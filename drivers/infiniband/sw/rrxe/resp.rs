@@ -26,9 +26,9 @@ use crate::{
         responder::{
             check_access, check_atomic_alignment, check_atomic_write, check_length, check_op_seq,
             check_psn, check_resource, check_write_payload, duplicate_action, error_action,
-            find_resource, next_msn, read_last_psn, read_replay, recv_wc_opcode, reply_kind,
-            DuplicateAction, OpSeq, PsnVerdict, ReadReply, ReadResource, Reply, RespError,
-            UD_GRH_LEN,
+            find_resource, flush_access, next_msn, read_last_psn, read_replay, recv_wc_opcode,
+            reply_kind, DuplicateAction, OpSeq, PsnVerdict, ReadReply, ReadResource, Reply,
+            RespError, UD_GRH_LEN,
         },
         verbs::{QpType, WcStatus},
     },
@@ -57,7 +57,7 @@ pub(crate) fn run(
             if inner.tx_throttled() {
                 return false;
             }
-            send_read_response(qp, dev, ndev, inner);
+            send_read_response(qp, dev, ndev, inner, out);
             continue;
         }
         let Some(skb) = qp.req_q.pop() else {
@@ -126,8 +126,18 @@ fn send_read_ack(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &Inner, psn: Ps
     let _ = tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| Ok::<(), ()>(()));
 }
 
-/// Sends the next packet of the RDMA READ reply in progress.
-fn send_read_response(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner) {
+/// Sends the next packet of the RDMA READ reply in progress. If the memory read was
+/// invalidated, deregistered or unbound since the request (see [`crate::mr`]), the reply
+/// ends with a remote access error NAK in place of the packet, as rxe's per-packet rkey
+/// check ends it (rxe NAKs with the request's PSN; the packet's is the one the requester
+/// waits for).
+fn send_read_response(
+    qp: &QpShared,
+    dev: &Device<RrxeDev>,
+    ndev: &NetDevice,
+    inner: &mut Inner,
+    out: &mut Outbox,
+) {
     let Some(reading) = inner.eng.resp.reading.as_mut() else {
         return;
     };
@@ -166,13 +176,18 @@ fn send_read_response(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, in
             None => Err(MemError::Range),
         },
     );
-    if res.is_ok() {
-        dev.data().count(Counter::RdmaSends);
+    match res {
+        Ok(()) => dev.data().count(Counter::RdmaSends),
+        Err(tx::TxError::Fill(_)) => {
+            inner.eng.resp.reading = None;
+            reject(qp, dev, ndev, inner, out, RespError::RkeyViolation, seg.psn);
+            return;
+        }
+        Err(_) => {}
     }
     if seg.opcode.is_end() {
         inner.eng.resp.reading = None;
     }
-    let _ = qp;
 }
 
 /// Takes a receive WQE for a new message, if none is held.
@@ -713,7 +728,7 @@ fn execute(
                     true,
                     reth.va,
                     u64::from(reth.dma_len),
-                    0,
+                    flush_access(pkt.hdr.feth).0,
                 )
                 .map_err(|_| RespError::RkeyViolation)?;
             }

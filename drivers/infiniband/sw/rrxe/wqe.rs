@@ -100,7 +100,9 @@ pub(crate) struct Remote {
     pub(crate) compare_add: u64,
     /// Atomics: swap value.
     pub(crate) swap: u64,
-    /// FLUSH: length, selectivity type and placement level.
+    /// FLUSH: length, placement type (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`) and
+    /// selectivity level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`), as librxe and rxe's
+    /// `feth_init` use them.
     pub(crate) flush_len: u32,
     pub(crate) flush_type: u8,
     pub(crate) flush_level: u8,

@@ -205,6 +205,11 @@ impl<T: DeviceOps> Device<T> {
         mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
+        // SAFETY: An MR of ours (`new_mr`), alive for the call.
+        if let Err(e) = T::retire_mr(unsafe { CoreObj::<bindings::ib_mr, T::Mr>::data(mr) }) {
+            // The core keeps the MR.
+            return e.to_errno();
+        }
         // SAFETY: Allocated by `new_mr`; the core is done with it.
         drop(unsafe { KBox::from_raw(mr.cast::<CoreObj<bindings::ib_mr, T::Mr>>()) });
         0

@@ -233,6 +233,10 @@ fn access_checks() {
     assert!(check_access(rc, Opcode::RcFlush, Access::FLUSH_GLOBAL, g).is_ok());
     assert!(check_access(rc, Opcode::RcFlush, Access::FLUSH_GLOBAL, p).is_err());
     assert!(check_access(rc, Opcode::RcFlush, Access::FLUSH_PERSISTENT, p).is_ok());
+    // The same rights are asked of the memory the FLUSH names.
+    assert_eq!(flush_access(g), Access::FLUSH_GLOBAL);
+    assert_eq!(flush_access(p), Access::FLUSH_PERSISTENT);
+    assert_eq!(flush_access(None), Access(0));
     // SEND never needs remote rights.
     assert!(check_access(rc, Opcode::RcSendOnly, none, None).is_ok());
 }

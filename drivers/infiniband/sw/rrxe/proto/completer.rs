@@ -121,7 +121,7 @@ pub enum Verdict {
     Complete,
     /// The response acknowledges part of the WQE: [`CompState::update`].
     Progress,
-    /// RDMA READ (or FLUSH) response data: copy the payload to the WQE's local buffers,
+    /// RDMA READ response data: copy the payload to the WQE's local buffers,
     /// then [`read_complete`] tells whether to complete ([`Verdict::Complete`]) or note
     /// progress ([`Verdict::Progress`]).
     ReadData,
@@ -259,14 +259,15 @@ fn check_ack(st: &CompState, wqe: &WqeView, rsp: &Response) -> Verdict {
                 return bad;
             }
             match wqe.wr {
-                WrOpcode::AtomicWrite if rsp.opcode.is_end() => {
+                // FLUSH and ATOMIC WRITE are answered by one empty response.
+                WrOpcode::AtomicWrite | WrOpcode::Flush if rsp.opcode.is_end() => {
                     if rsp.psn == wqe.last_psn && wqe.all_sent {
                         Verdict::Complete
                     } else {
                         Verdict::Progress
                     }
                 }
-                WrOpcode::RdmaRead | WrOpcode::RdmaReadInv | WrOpcode::Flush => Verdict::ReadData,
+                WrOpcode::RdmaRead | WrOpcode::RdmaReadInv => Verdict::ReadData,
                 _ => Verdict::Fail(WcStatus::FatalErr),
             }
         }

@@ -304,6 +304,23 @@ pub fn check_op_seq(qp: QpType, prev: Option<Opcode>, cur: Opcode) -> OpSeq {
     }
 }
 
+/// The access rights a FLUSH with FETH `feth` needs, of the QP and of the memory it
+/// names: the flush rights of its placement type (as rxe's `check_rkey`).
+pub const fn flush_access(feth: Option<Feth>) -> Access {
+    let plt = match feth {
+        Some(f) => f.placement,
+        None => 0,
+    };
+    let mut a = Access(0);
+    if plt & PLT_GLOBAL != 0 {
+        a = a.with(Access::FLUSH_GLOBAL);
+    }
+    if plt & PLT_PERSISTENT != 0 {
+        a = a.with(Access::FLUSH_PERSISTENT);
+    }
+    a
+}
+
 /// Checks that the QP's access flags allow the operation (`feth`: the FETH of a FLUSH).
 ///
 /// RC: RDMA READ needs remote read, RDMA WRITE and ATOMIC WRITE remote write, the atomics
@@ -321,20 +338,7 @@ pub const fn check_access(
             Access::REMOTE_WRITE
         }
         (QpType::Rc, Operation::CompareSwap | Operation::FetchAdd) => Access::REMOTE_ATOMIC,
-        (QpType::Rc, Operation::Flush) => {
-            let plt = match feth {
-                Some(f) => f.placement,
-                None => 0,
-            };
-            let mut a = Access(0);
-            if plt & PLT_GLOBAL != 0 {
-                a = a.with(Access::FLUSH_GLOBAL);
-            }
-            if plt & PLT_PERSISTENT != 0 {
-                a = a.with(Access::FLUSH_PERSISTENT);
-            }
-            a
-        }
+        (QpType::Rc, Operation::Flush) => flush_access(feth),
         _ => Access(0),
     };
     if qp_access.allows(needed) {
