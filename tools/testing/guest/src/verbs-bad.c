@@ -1284,6 +1284,11 @@ static int spin_modify(struct ibv_qp *qp, int state)
 	return qp_to(qp, state);
 }
 
+static int spin_init(struct ibv_qp *qp, int unused)
+{
+	return qp_to_init(qp);
+}
+
 static int spin_destroy(struct ibv_qp *qp, int unused)
 {
 	return ibv_destroy_qp(qp);
@@ -1375,7 +1380,7 @@ static void test_flush_spin(void)
 		if (r != 1)
 			timed("modify_qp to ERR", use_srq, spin_modify, qp, IBV_QPS_ERR);
 		timed("modify_qp to RESET", use_srq, spin_modify, qp, IBV_QPS_RESET);
-		timed("modify_qp to INIT", use_srq, (int (*)(struct ibv_qp *, int))qp_to_init, qp, 0);
+		timed("modify_qp to INIT", use_srq, spin_init, qp, 0);
 		timed("modify_qp to ERR again", use_srq, spin_modify, qp, IBV_QPS_ERR);
 		err = timed("destroy_qp", use_srq, spin_destroy, qp, 0);
 		if (err)
