@@ -14,6 +14,8 @@ use crate::{
 use core::{mem::offset_of, sync::atomic::Ordering};
 use kernel::prelude::*;
 
+/// WQEs of each queue that one pass flushes.
+const FLUSH_BUDGET: u32 = 1024;
 /// Where the `wr_id` of a send WQE is.
 const SEND_WR_ID: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, wr_id);
 /// Where the work request opcode of a send WQE is.
@@ -80,24 +82,29 @@ impl Inner {
                 }
             }
         }
-        let (s, r) = self.flush(qp);
+        let (s, r, more) = self.flush(qp);
         out.send_cq |= s;
         out.recv_cq |= r;
+        out.again |= more;
         let cons = self.sq.consumer();
         self.eng.clear(cons);
         out.retrans = Some(0);
     }
 
-    /// Completes every posted WQE with `IB_WC_WR_FLUSH_ERR`; returns which CQs need their
-    /// handlers called (send, receive).
+    /// Completes the posted WQEs with `IB_WC_WR_FLUSH_ERR`, at most [`FLUSH_BUDGET`] of
+    /// each queue; returns which CQs need their handlers called (send, receive) and
+    /// whether WQEs are left for the next pass.
     ///
     /// The producer indices are userspace's to write at any time: each queue's count is
     /// read once, so a producer that keeps posting (or scribbling) cannot keep the loop,
-    /// which runs under the QP lock, going. What it posts later is flushed by a later
-    /// pass (a QP in the error state flushes at every pass).
-    fn flush(&mut self, qp: &QpShared) -> (bool, bool) {
+    /// which runs under the QP lock, going; and a pass flushes a bounded number of WQEs,
+    /// however large the queue. The rest, and what is posted later, are flushed by later
+    /// passes (a QP in the error state flushes at every pass).
+    fn flush(&mut self, qp: &QpShared) -> (bool, bool, bool) {
         let mut notify = (false, false);
-        for _ in 0..self.sq.count() {
+        let posted = self.sq.count();
+        let mut more = posted > FLUSH_BUDGET;
+        for _ in 0..posted.min(FLUSH_BUDGET) {
             let wc = Cqe {
                 wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
                 status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
@@ -113,7 +120,9 @@ impl Inner {
             self.sq.advance();
         }
         if let Some(rq) = self.rq.as_mut() {
-            for _ in 0..rq.count() {
+            let posted = rq.count();
+            more |= posted > FLUSH_BUDGET;
+            for _ in 0..posted.min(FLUSH_BUDGET) {
                 let wc = Cqe {
                     wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
                     status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
@@ -128,18 +137,14 @@ impl Inner {
                 rq.advance();
             }
         }
-        notify
+        (notify.0, notify.1, more)
     }
 
-    /// Drops every posted WQE (the QP is reset). Bounded as [`Self::flush`] is.
+    /// Drops every posted WQE (the QP is reset), at once.
     pub(crate) fn discard(&mut self) {
-        for _ in 0..self.sq.count() {
-            self.sq.advance();
-        }
+        self.sq.drop_posted();
         if let Some(rq) = self.rq.as_mut() {
-            for _ in 0..rq.count() {
-                rq.advance();
-            }
+            rq.drop_posted();
         }
     }
 }

@@ -321,6 +321,12 @@ impl FromClient {
         Ok(())
     }
 
+    /// Consumes every posted element at once (the producer index read once).
+    pub(crate) fn drop_posted(&mut self) {
+        self.cons = self.producer();
+        self.ring.mem.store_release(CONSUMER, self.cons);
+    }
+
     /// Consumes the oldest element.
     pub(crate) fn advance(&mut self) {
         self.cons = (self.cons + 1) & self.ring.mask;
