@@ -424,6 +424,7 @@ impl Qp {
             if set(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
                 let psn = Psn::new(attr.sq_psn);
                 inner.eng.psn = psn;
+                inner.eng.sent_end = psn;
                 inner.eng.comp = crate::proto::completer::CompState::new(psn);
             }
             if set(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
