@@ -307,10 +307,13 @@ impl Qp {
         } else {
             (MIN_QPN, MAX_QPN)
         };
-        // A second GSI QP finds its number taken.
-        let qpn = table
-            .reserve(min, max)
-            .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
+        // A second GSI QP finds its number taken. Numbers are drawn at random, not in
+        // sequence: a QPN is the only handle an off-path attacker needs besides the
+        // addresses and PSNs, so it should not be guessable from the last one.
+        let qpn =
+            table
+                .reserve_random(min, max)
+                .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
         let path = Path {
             src_port: tx::src_port(qpn),
             ..Default::default()
