@@ -96,6 +96,13 @@ impl Counters {
         }
     }
 
+    /// The value of one counter.
+    pub(crate) fn get(&self, c: Counter) -> u64 {
+        self.0
+            .get(c as usize)
+            .map_or(0, |v| v.load(Ordering::Relaxed))
+    }
+
     /// Copies the counters into `values` (as many as fit).
     pub(crate) fn read(&self, values: &mut [u64]) {
         for (dst, src) in values.iter_mut().zip(&self.0) {
