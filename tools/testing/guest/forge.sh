@@ -5,10 +5,11 @@
 # on PROV8 (veth0, this namespace) to one on PROV9 (veth1, namespace ns1), moves verified
 # data between them, and sends forged ACK/NAK/RNR NAK/READ response/atomic acknowledge and
 # SEND/RDMA WRITE packets at them from raw sockets: from a wrong source address, from the
-# right source with a wrong P_Key, and from the right source with PSNs outside the window.
-# Nothing forged may complete, fail or corrupt anything, and each must be counted: the
-# hw_counters rcvd_bad_addr, rcvd_bad_pkey, rcvd_bad_resp_psn, and for requests outside
-# the window duplicate_request + out_of_seq_request, grow by at least what was sent.
+# right source with a wrong P_Key, and from the right source with PSNs outside the window;
+# and datagrams with wrong Q_Keys at a UD QP. Nothing forged may complete, fail or corrupt
+# anything, and each must be counted: the hw_counters rcvd_bad_addr, rcvd_bad_pkey,
+# rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside the window
+# duplicate_request + out_of_seq_request, grow by at least what was sent.
 #   vm-run [--provider rxe|rrxe] --no-device tools/testing/guest/forge.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh

@@ -26,6 +26,10 @@
  * writes for real: B must receive A's data, and the bytes the forged WRITEs aimed at must
  * keep their canary. Then A reads B's memory back (RDMA READ) and checks it.
  *
+ * Phase "ud": datagrams at a UD QP on DEV_B with wrong Q_Keys and a wrong P_Key must not
+ * be received; one with the right keys must be (which also shows that the forged packets
+ * are well-formed, ICRC included).
+ *
  * At the end both QPs must be in RTS. Each forged packet's class is counted and printed
  * as "# sent CLASS DEV N", for the caller to compare with the device's drop counters.
  * TAP output; exit 1 on any failure.
@@ -48,7 +52,9 @@
 #define PSN_MASK 0xffffffu
 
 enum { OP_SEND_ONLY = 0x04, OP_WRITE_ONLY = 0x0a, OP_READ_RESP_ONLY = 0x10, OP_ACK = 0x11,
-       OP_ATOMIC_ACK = 0x12 };
+       OP_ATOMIC_ACK = 0x12, OP_UD_SEND_ONLY = 0x64 };
+#define UD_QKEY 0x11111111u
+#define GRH 40
 /* AETH syndromes: ACK (credits invalid), RNR NAK (timer 1), NAK remote access error. */
 enum { SYN_ACK = 0x1f, SYN_RNR = 0x21, SYN_NAK_ACCESS = 0x62 };
 
@@ -68,6 +74,9 @@ struct side {
 };
 
 static struct side A = { .psn = 0x123456 }, B = { .psn = 0xfffff0 };
+/* A UD QP on B's device, its CQ and its receive buffer (in B's MR). */
+static struct ibv_qp *ud;
+static struct ibv_cq *ud_cq;
 static int n_tests, n_failed;
 
 static void tap(int ok, const char *fmt, ...)
@@ -128,6 +137,7 @@ struct forged {
 	uint32_t dqpn;
 	uint64_t va;
 	uint32_t rkey;
+	uint32_t qkey;
 };
 
 /* Sends one forged packet; payloads are MSG bytes of FORGED. */
@@ -154,6 +164,14 @@ static void forge(const struct forged *f)
 		} else if (f->opcode == OP_READ_RESP_ONLY) {
 			plen = MSG;
 		}
+		break;
+	case OP_UD_SEND_ONLY:
+		v = htonl(f->qkey);
+		memcpy(p, &v, 4);
+		v = htonl(1);
+		memcpy(p + 4, &v, 4);
+		p += 8;
+		plen = MSG;
 		break;
 	case OP_WRITE_ONLY: {
 		uint64_t va = htobe64(f->va);
@@ -330,6 +348,36 @@ static int post_recv(struct side *s, size_t off)
 	return ibv_post_recv(s->qp, &wr, &bad);
 }
 
+/* A UD QP on B's device with Q_Key UD_QKEY, ready to receive. */
+static void setup_ud(void)
+{
+	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp_attr a = { 0 };
+
+	ud_cq = ibv_create_cq(B.ctx, 16, NULL, NULL, 0);
+	if (!ud_cq)
+		die("UD CQ");
+	ia.send_cq = ia.recv_cq = ud_cq;
+	ia.qp_type = IBV_QPT_UD;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ud = ibv_create_qp(B.pd, &ia);
+	if (!ud)
+		die("UD QP");
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = UD_QKEY;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE))
+		die("UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS");
+}
+
 /* Waits up to `secs` for one completion; 1 if one came (in *wc). */
 static int wait_wc(struct side *s, double secs, struct ibv_wc *wc)
 {
@@ -377,7 +425,7 @@ static void fill(uint8_t *p, uint8_t seed)
 }
 
 /* Counts of forged packets sent, by class and target device. */
-static unsigned sent_addr[2], sent_pkey[2], sent_resp_psn, sent_req_psn;
+static unsigned sent_addr[2], sent_pkey[2], sent_resp_psn, sent_req_psn, sent_qkey;
 
 /* The responses at A, in every class. */
 static void forge_responses(void)
@@ -447,6 +495,48 @@ static void forge_requests(void)
 	}
 }
 
+/* Datagrams at B's UD QP: wrong Q_Keys (also with the high bit, which means "the QP's
+ * Q_Key" on the sending side only) and a wrong P_Key must not be received; then one with
+ * the right keys must be, with its payload (the forger's packets are well-formed). */
+static void forge_datagrams(void)
+{
+	static const uint32_t bad_qkeys[] = { UD_QKEY + 1, UD_QKEY | 0x80000000u, 0x80010000u, 0 };
+	struct forged f = { .opcode = OP_UD_SEND_ONLY, .to = &B, .dqpn = ud->qp_num,
+			    .pkey = 0xffff, .src_ip = A.ip ^ htonl(0x63) };
+	struct ibv_sge sge = { (uintptr_t)(B.buf + 6144), GRH + MSG, B.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	int got;
+
+	if (ibv_post_recv(ud, &wr, &bad))
+		die("UD post_recv");
+	for (size_t k = 0; k < ARRAY_SIZE(bad_qkeys); k++) {
+		f.qkey = bad_qkeys[k];
+		forge(&f);
+		sent_qkey++;
+	}
+	f.qkey = UD_QKEY;
+	f.pkey = 0x1234;
+	forge(&f);
+	sent_pkey[1]++;
+	got = 0;
+	for (int i = 0; i < 300 && !got; i++) {
+		got = ibv_poll_cq(ud_cq, 1, &wc);
+		usleep(1000);
+	}
+	tap(!got, "datagrams with a wrong Q_Key or P_Key are not received");
+	f.pkey = 0xffff;
+	forge(&f);
+	got = 0;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = ibv_poll_cq(ud_cq, 1, &wc);
+		usleep(1000);
+	}
+	tap(got == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG &&
+		    B.buf[6144 + GRH] == FORGED && B.buf[6144 + GRH + MSG - 1] == FORGED,
+	    "a datagram with the right keys is received (the forger's packets are valid)");
+}
+
 static int canary_intact(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -477,6 +567,7 @@ int main(int argc, char **argv)
 	}
 	setup(&A);
 	setup(&B);
+	setup_ud();
 	A.raw = raw_socket(ns);   /* reaches A from B's namespace */
 	B.raw = raw_socket(NULL); /* reaches B from A's namespace */
 	connect_to(&A, &B);
@@ -528,14 +619,25 @@ int main(int argc, char **argv)
 		die("post");
 	expect_wc(&A, "RDMA READ", IBV_WC_RDMA_READ);
 	tap(!memcmp(A.buf + 1024, A.buf + 3072, MSG), "RDMA READ data");
+	forge_datagrams();
 	tap(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS, "both QPs in RTS (%d, %d)",
 	    state(&A), state(&B));
+	{
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(B.ctx, 1, &pa))
+			die("query_port");
+		tap(pa.bad_pkey_cntr >= sent_pkey[1] && pa.qkey_viol_cntr >= sent_qkey,
+		    "%s port counters: bad_pkey_cntr %u (%u sent), qkey_viol_cntr %u (%u sent)",
+		    B.dev, pa.bad_pkey_cntr, sent_pkey[1], pa.qkey_viol_cntr, sent_qkey);
+	}
 	printf("# sent bad_addr %s %u\n# sent bad_addr %s %u\n", A.dev, sent_addr[0], B.dev,
 	       sent_addr[1]);
 	printf("# sent bad_pkey %s %u\n# sent bad_pkey %s %u\n", A.dev, sent_pkey[0], B.dev,
 	       sent_pkey[1]);
 	printf("# sent bad_resp_psn %s %u\n# sent bad_req_psn %s %u\n", A.dev, sent_resp_psn, B.dev,
 	       sent_req_psn);
+	printf("# sent bad_qkey %s %u\n", B.dev, sent_qkey);
 	printf("1..%d\n", n_tests);
 	return n_failed ? 1 : 0;
 }
