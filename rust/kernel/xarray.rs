@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A table of reference-counted objects by 32-bit id, allocated cyclically in a range:
+//! A table of reference-counted objects by 32-bit id, allocated cyclically (or from a
+//! random start) in a range:
 //! an xarray (`XA_FLAGS_ALLOC`, BH-safe lock, so that the receive path can use it) of
 //! `Arc<T>`.
 
@@ -47,8 +48,35 @@ impl<T: Send + Sync> IdTable<T> {
     /// Reserves a free id in `min..=max` (cyclically) for [`IdTable::fill`]; lookups do
     /// not find it meanwhile. `ENOSPC` if the range is full.
     pub fn reserve(&self, min: u32, max: u32) -> Result<u32> {
+        // SAFETY: `next` is only touched by the xarray code, under the xarray's lock.
+        unsafe { self.alloc(min, max, self.next.get()) }
+    }
+
+    /// Reserves a free id in `min..=max` for [`IdTable::fill`], like [`IdTable::reserve`]
+    /// but unpredictably: the first free id from a random one on (wrapping to `min`). The
+    /// table's cyclic cursor is neither used nor moved.
+    pub fn reserve_random(&self, min: u32, max: u32) -> Result<u32> {
+        if min > max {
+            return Err(EINVAL);
+        }
+        // SAFETY: `get_random_u32` has no preconditions and may be called in any context.
+        let r = unsafe { bindings::get_random_u32() };
+        let span = u64::from(max - min) + 1;
+        let mut next = min + (u64::from(r) % span) as u32;
+        // SAFETY: The cursor is a local variable, valid for the call and not shared.
+        unsafe { self.alloc(min, max, &mut next) }
+    }
+
+    /// Reserves the first free id in `min..=max` from `*next` on, wrapping, and moves
+    /// `*next` past it.
+    ///
+    /// # Safety
+    ///
+    /// `next` is valid for reads and writes, and nothing else accesses it during the call.
+    unsafe fn alloc(&self, min: u32, max: u32, next: *mut u32) -> Result<u32> {
         let mut id = 0u32;
-        // SAFETY: As in `insert`; a null entry reserves the id.
+        // SAFETY: The xarray is initialised and allocating (`XA_FLAGS_ALLOC`); a null
+        // entry reserves the id; `next` is valid by the caller's guarantee.
         let ret = unsafe {
             bindings::xa_alloc_cyclic_bh(
                 self.xa.get(),
@@ -56,7 +84,7 @@ impl<T: Send + Sync> IdTable<T> {
                 core::ptr::null_mut(),
                 min,
                 max,
-                self.next.get(),
+                next,
             )
         };
         if ret < 0 {

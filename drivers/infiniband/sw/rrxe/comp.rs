@@ -15,6 +15,7 @@ use crate::{
         rdma::device::Device,
     },
     proto::{
+        admit::response_in_window,
         completer::{
             early, judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision,
             Verdict, IMPLICIT_NAK_AFTER,
@@ -314,17 +315,32 @@ pub(crate) fn on_response(
     out: &mut Outbox,
 ) {
     if qp.qp_type != QpType::Rc || !inner.can_send() {
+        dev.data().count(Counter::RcvdBadTypeState);
         return;
     }
     let Some(view) = skb.rx_view() else { return };
     let Ok(pkt) = Packet::parse(view.payload) else {
         return;
     };
+    if !crate::admit::accept(qp, dev, inner, view.ip, view.udp, &pkt) {
+        return;
+    }
     let rsp = Response {
         opcode: pkt.opcode(),
         psn: pkt.psn(),
         syndrome: pkt.hdr.aeth.map(|a| a.syndrome),
     };
+    // Only PSNs sent and not completed yet are acknowledged: anything else is a stale
+    // duplicate or a forgery.
+    let oldest = if outstanding(inner) {
+        inner.eng.track(inner.sq.consumer()).first_psn
+    } else {
+        inner.eng.sent_end
+    };
+    if !response_in_window(rsp.psn, rsp.syndrome, oldest, inner.eng.sent_end) {
+        dev.data().count(Counter::RcvdBadRespPsn);
+        return;
+    }
     let mut progressed = false;
     while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
         if complete_early(qp, inner, out) {

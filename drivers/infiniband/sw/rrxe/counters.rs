@@ -37,12 +37,25 @@ pub(crate) enum Counter {
     RdmaSends = 13,
     /// RDMA operations received.
     RdmaRecvs = 14,
+    /// rrxe's own from here. Packets for a QP whose opcode is of another transport, or
+    /// that arrived in a state that takes none.
+    RcvdBadTypeState = 15,
+    /// Packets for an RC or UC QP from another address than its peer's.
+    RcvdBadAddr = 16,
+    /// Packets with a P_Key that does not match.
+    RcvdBadPkey = 17,
+    /// Datagrams with a Q_Key that does not match.
+    RcvdBadQkey = 18,
+    /// Responses (ACK, NAK, read response, atomic acknowledge) for no PSN outstanding.
+    RcvdBadRespPsn = 19,
+    /// Datagrams with bad headers or ICRC, or for a QP that does not exist.
+    RcvdBadPkt = 20,
 }
 
 /// Number of counters.
-const NUM: usize = 15;
+const NUM: usize = 21;
 
-/// The counter names, in index order (rxe's names and order).
+/// The counter names, in index order (rxe's names and order, then rrxe's drop counters).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("sent_pkts"),
     c_str!("rcvd_pkts"),
@@ -59,6 +72,12 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("link_downed"),
     c_str!("rdma_sends"),
     c_str!("rdma_recvs"),
+    c_str!("rcvd_bad_type_state"),
+    c_str!("rcvd_bad_addr"),
+    c_str!("rcvd_bad_pkey"),
+    c_str!("rcvd_bad_qkey"),
+    c_str!("rcvd_bad_resp_psn"),
+    c_str!("rcvd_bad_pkt"),
 ]);
 
 /// The counters of one device.
@@ -75,6 +94,13 @@ impl Counters {
         if let Some(v) = self.0.get(c as usize) {
             v.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// The value of one counter.
+    pub(crate) fn get(&self, c: Counter) -> u64 {
+        self.0
+            .get(c as usize)
+            .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 
     /// Copies the counters into `values` (as many as fit).

@@ -198,6 +198,10 @@ impl DeviceOps for RrxeDev {
             return Err(EINVAL);
         }
         params::port_attr(attr);
+        // The port's 16-bit violation counters (as rxe, saturating).
+        let data = dev.data();
+        attr.bad_pkey_cntr = data.counters.get(Counter::RcvdBadPkey).min(0xffff) as u32;
+        attr.qkey_viol_cntr = data.counters.get(Counter::RcvdBadQkey).min(0xffff) as u32;
         // Without a netdev (it is going away) the port is down, like a link without cable.
         let Some(ndev) = dev.netdev() else {
             attr.state = b::ib_port_state_IB_PORT_DOWN;

@@ -165,6 +165,9 @@ pub(crate) struct Engine {
     pub(crate) hw_index: u32,
     /// PSN of the next new WQE.
     pub(crate) psn: Psn,
+    /// The PSN after the last one sent (after the last response PSN of an RDMA READ
+    /// sent): responses beyond acknowledge nothing.
+    pub(crate) sent_end: Psn,
     pub(crate) cur: Option<Cur>,
     pub(crate) ack_policy: AckReqPolicy,
     /// Read/atomic slots in use.
@@ -198,6 +201,7 @@ impl Engine {
             req_index: 0,
             hw_index: 0,
             psn: Psn::new(0),
+            sent_end: Psn::new(0),
             cur: None,
             ack_policy: AckReqPolicy::new(),
             rd_atomic: 0,
@@ -238,6 +242,13 @@ impl Engine {
         let mask = self.track.len().wrapping_sub(1);
         if let Some(slot) = self.track.get_mut(index as usize & mask) {
             *slot = t;
+        }
+    }
+
+    /// Notes that PSNs before `end` were sent (or, for an RDMA READ, asked for).
+    pub(crate) fn note_sent(&mut self, end: Psn) {
+        if end.is_after(self.sent_end) {
+            self.sent_end = end;
         }
     }
 

@@ -315,10 +315,13 @@ impl Qp {
         } else {
             (MIN_QPN, MAX_QPN)
         };
-        // A second GSI QP finds its number taken.
-        let qpn = table
-            .reserve(min, max)
-            .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
+        // A second GSI QP finds its number taken. Numbers are drawn at random, not in
+        // sequence: a QPN is the only handle an off-path attacker needs besides the
+        // addresses and PSNs, so it should not be guessable from the last one.
+        let qpn =
+            table
+                .reserve_random(min, max)
+                .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
         let path = Path {
             src_port: tx::src_port(qpn),
             ..Default::default()
@@ -432,6 +435,7 @@ impl Qp {
             if set(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
                 let psn = Psn::new(attr.sq_psn);
                 inner.eng.psn = psn;
+                inner.eng.sent_end = psn;
                 inner.eng.comp = crate::proto::completer::CompState::new(psn);
             }
             if set(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {

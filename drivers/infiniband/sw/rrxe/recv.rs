@@ -2,8 +2,9 @@
 
 //! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
 //! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
-//! multicast group) and queued there; the QP's work item processes it. Nothing here trusts
-//! the packet: whatever does not check out is dropped.
+//! multicast group) and queued there; the QP's work item processes it, after `admit`'s
+//! checks of its source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not
+//! check out is dropped and counted.
 
 use crate::{
     counters::Counter,
@@ -52,15 +53,17 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin) {
     if skb.linearize().is_err() {
         return;
     }
+    let data = dev.data();
     let Some((qpn, request)) = classify(&skb, origin) else {
+        data.count(Counter::RcvdBadPkt);
         return;
     };
-    let data = dev.data();
     if qpn == MULTICAST_QPN {
         crate::mcast::deliver(data, skb);
         return;
     }
     let Some(qp) = data.qps().get(qpn) else {
+        data.count(Counter::RcvdBadPkt);
         return;
     };
     data.count(Counter::RcvdPkts);

@@ -132,9 +132,15 @@ pub(crate) fn run(
             continue;
         };
         cur.next_psn = seg.psn.next();
+        // An RDMA READ request is answered with PSNs up to the read's last.
+        let end = if seg.opcode.operation() == crate::proto::opcode::Operation::ReadRequest {
+            cur.seg.last_psn().next()
+        } else {
+            seg.psn.next()
+        };
         let last = seg.opcode.is_end();
         match send_segment(qp, dev, ndev, inner, &seg) {
-            Ok(()) => {}
+            Ok(()) => inner.eng.note_sent(end),
             Err(status) => {
                 fail_cur(qp, inner, out, status);
                 return false;

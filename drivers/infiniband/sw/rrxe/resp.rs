@@ -65,6 +65,8 @@ pub(crate) fn run(
         };
         if inner.can_receive() {
             request(qp, dev, ndev, inner, out, &skb);
+        } else {
+            dev.data().count(Counter::RcvdBadTypeState);
         }
     }
 }
@@ -396,19 +398,13 @@ fn request(
     let Ok(pkt) = Packet::parse(view.payload) else {
         return;
     };
-    let op = pkt.opcode();
-    let psn = pkt.psn();
-    if op.transport() != qp.qp_type.transport() {
+    if !crate::admit::accept(qp, dev, inner, view.ip, view.udp, &pkt) {
         return;
     }
+    let op = pkt.opcode();
+    let psn = pkt.psn();
     let p = inner.params;
     let datagram = qp.qp_type.is_datagram();
-    if datagram {
-        match pkt.hdr.deth {
-            Some(d) if d.qkey == p.qkey => {}
-            _ => return,
-        }
-    }
     match check_psn(
         qp.qp_type,
         op,
@@ -433,7 +429,10 @@ fn request(
             );
             return;
         }
-        PsnVerdict::Drop => return,
+        PsnVerdict::Drop => {
+            dev.data().count(Counter::OutOfSeqRequest);
+            return;
+        }
     }
     match check_op_seq(qp.qp_type, inner.eng.resp.prev, op) {
         OpSeq::Valid => {}

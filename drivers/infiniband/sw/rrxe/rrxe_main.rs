@@ -25,6 +25,7 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod ext;
 
+mod admit;
 mod ah;
 mod comp;
 mod counters;

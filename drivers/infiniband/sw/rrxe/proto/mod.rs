@@ -15,8 +15,8 @@
 //! - [`packet`]: whole-packet parse and build over borrowed buffers;
 //! - [`icrc`]: the RoCEv2 invariant CRC over the masked pseudo-header;
 //! - [`psn`], [`mtu`], [`timers`], [`verbs`]: arithmetic, sizes and verbs-level values;
-//! - decision logic: [`requester`], [`responder`], [`completer`], and [`readholes`] (the
-//!   selective retry of an RDMA READ).
+//! - decision logic: [`admit`] (which packets a QP takes), [`requester`], [`responder`],
+//!   [`completer`], and [`readholes`] (the selective retry of an RDMA READ).
 //!
 //! Everything that looks at packet or user data is total: decoding returns
 //! `Result<_, ProtoError>`, slices are taken with `get`, and sequence numbers and lengths use
@@ -24,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod admit;
 pub mod aeth;
 pub mod atomic;
 pub mod bth;

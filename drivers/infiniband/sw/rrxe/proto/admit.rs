@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Whether a received packet may reach the QP its BTH names (IBA 9.6.1 and 10.9.3, rxe's
+//! `check_type_state`, `check_addr` and `check_keys`), and whether a response acknowledges
+//! PSNs the requester actually has outstanding.
+//!
+//! A connected QP (RC, UC) takes packets only from its peer: the source IP address must be
+//! the destination GID of the QP's address vector and the destination IP address its
+//! source GID (an IPv4 address compares as its IPv4-mapped GID), and the UDP destination
+//! port must be RoCEv2's. Every QP checks the P_Key (rrxe's P_Key table holds the default
+//! P_Key only), a datagram QP the Q_Key. The QPN alone proves nothing: it is 24 bits an
+//! attacker can learn or guess.
+//!
+//! An acknowledge, NAK, RDMA READ response or atomic acknowledge must carry a PSN from the
+//! oldest outstanding WQE's first PSN up to the last PSN sent (for an RDMA READ, the
+//! last of its response PSNs): [`response_in_window`]. A PSN sequence error NAK may also
+//! name the PSN after the last one sent (the responder has everything). Anything else
+//! acknowledges nothing the requester sent: a stale duplicate (harmless, and dropped as
+//! before) or a forgery.
+
+use super::aeth::{NakCode, Syndrome};
+use super::bth::DEFAULT_PKEY;
+use super::icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN};
+use super::opcode::Transport;
+use super::packet::Packet;
+use super::psn::Psn;
+use super::verbs::QpType;
+
+/// The UDP port of RoCEv2 (IANA).
+pub const ROCE_V2_PORT: u16 = 4791;
+
+/// What the QP expects of its packets, from its attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpKeys {
+    /// The QP's type.
+    pub qp_type: QpType,
+    /// The address vector's source GID (this end) and destination GID (the peer); only
+    /// RC and UC use them.
+    pub sgid: [u8; 16],
+    /// See `sgid`.
+    pub dgid: [u8; 16],
+    /// The QP's Q_Key (the GSI QP's is `0x8001_0000`); only UD and GSI use it.
+    pub qkey: u32,
+}
+
+/// Why a packet was refused; each has its own drop counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The opcode is not of the QP's transport (RC, UC or UD).
+    Transport,
+    /// The IP addresses or the UDP port are not those of the QP's path.
+    Address,
+    /// The P_Key does not match.
+    PKey,
+    /// The Q_Key does not match.
+    QKey,
+}
+
+/// Whether two P_Keys match (IBA 10.9.3, rxe's `pkey_match`): the same 15-bit key, not
+/// zero, and at least one of them a full member.
+pub const fn pkey_match(a: u16, b: u16) -> bool {
+    let (ka, kb) = (a & 0x7fff, b & 0x7fff);
+    ka != 0 && ka == kb && (a & 0x8000 != 0 || b & 0x8000 != 0)
+}
+
+/// An IPv4 address as its IPv4-mapped GID (`::ffff:a.b.c.d`).
+fn v4_mapped(a: &[u8]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[10] = 0xff;
+    g[11] = 0xff;
+    if let (Some(dst), Some(src)) = (g.get_mut(12..16), a.get(..4)) {
+        dst.copy_from_slice(src);
+    }
+    g
+}
+
+/// The source and destination addresses of an IPv4 (20-byte) or IPv6 (40-byte) header, as
+/// GIDs; `None` for any other length.
+pub fn ip_gids(ip: &[u8]) -> Option<([u8; 16], [u8; 16])> {
+    match ip.len() {
+        IPV4_HDR_LEN => Some((v4_mapped(ip.get(12..16)?), v4_mapped(ip.get(16..20)?))),
+        IPV6_HDR_LEN => Some((
+            ip.get(8..24)?.try_into().ok()?,
+            ip.get(24..40)?.try_into().ok()?,
+        )),
+        _ => None,
+    }
+}
+
+/// Whether a packet with IP header `ip` and UDP header `udp` comes from the peer of a QP
+/// whose address vector has `sgid` (this end) and `dgid` (the peer), to RoCEv2's port.
+pub fn from_peer(ip: &[u8], udp: &[u8], sgid: &[u8; 16], dgid: &[u8; 16]) -> bool {
+    let port_ok = udp.len() >= UDP_HDR_LEN
+        && matches!(udp.get(2..4), Some(p) if u16::from_be_bytes([p[0], p[1]]) == ROCE_V2_PORT);
+    port_ok && matches!(ip_gids(ip), Some((src, dst)) if src == *dgid && dst == *sgid)
+}
+
+/// Checks a packet received for a QP with `keys`, in rxe's order: transport, addresses,
+/// P_Key, Q_Key.
+pub fn admit(keys: &QpKeys, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> Result<(), Refusal> {
+    if pkt.opcode().transport() != keys.qp_type.transport() {
+        return Err(Refusal::Transport);
+    }
+    let connected = matches!(keys.qp_type.transport(), Transport::Rc | Transport::Uc);
+    if connected && !from_peer(ip, udp, &keys.sgid, &keys.dgid) {
+        return Err(Refusal::Address);
+    }
+    if !pkey_match(pkt.hdr.bth.pkey, DEFAULT_PKEY) {
+        return Err(Refusal::PKey);
+    }
+    if !connected && !matches!(pkt.hdr.deth, Some(d) if d.qkey == keys.qkey) {
+        return Err(Refusal::QKey);
+    }
+    Ok(())
+}
+
+/// Whether a response with `psn` and `syndrome` lies in the requester's window: from
+/// `oldest`, the first PSN of the oldest outstanding WQE (the next PSN to send if none is
+/// outstanding), to before `sent_end`, the PSN after the last one sent (after the last
+/// response PSN of an RDMA READ sent); a PSN sequence error NAK may name `sent_end` itself.
+pub fn response_in_window(
+    psn: Psn,
+    syndrome: Option<Syndrome>,
+    oldest: Psn,
+    sent_end: Psn,
+) -> bool {
+    let span = sent_end.distance_from(oldest);
+    let off = psn.distance_from(oldest);
+    off < span
+        || (off == span && matches!(syndrome, Some(Syndrome::Nak(NakCode::PsnSequenceError))))
+}

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Forged RoCEv2 packets against RC QPs with live, data-verified traffic:
+ *
+ *   forge -a DEV_A -b DEV_B -n NETNS_OF_B [-p PHASES]
+ *
+ * One process holds an RC QP on DEV_A (its netdev in this network namespace) and one on
+ * DEV_B (its netdev in network namespace NETNS_OF_B, a name under /run/netns), connected
+ * to each other across the link between the namespaces. It knows every QPN, PSN, address
+ * and rkey, as an attacker who watches or guesses them would, and sends forged packets
+ * from raw IPv4 sockets (UDP to port 4791, the ICRC computed as the IBTA prescribes, so
+ * that nothing but the checks under test can drop them): packets for A are sent from
+ * NETNS_OF_B, packets for B from this namespace.
+ *
+ * Phase "ack" (A's send side): B has no receive posted, so A's SEND waits for B's RNR
+ * NAKs, at a known PSN P. Forged at A: ACK, NAK (remote access error), RNR NAK, READ
+ * response and atomic acknowledge at PSN P from a wrong source address; the same from the
+ * right source with PSNs outside [P, P] (ahead and behind); the same from the right source
+ * at P with a wrong P_Key. The SEND must not complete and A must stay in RTS; then B posts
+ * its receive, and the SEND must complete with B receiving exactly A's data.
+ *
+ * Phase "req" (B's receive side): B posts a receive and expects PSN Q. Forged at B: an RDMA
+ * WRITE (into B's memory, with its rkey) at PSN Q and a SEND at Q + 1 from a wrong source;
+ * the same from the right source with a wrong P_Key; the same from the right source with
+ * PSNs outside the window (ahead: a sequence error, behind: a duplicate). Then A sends and
+ * writes for real: B must receive A's data, and the bytes the forged WRITEs aimed at must
+ * keep their canary. Then A reads B's memory back (RDMA READ) and checks it.
+ *
+ * Phase "ud": datagrams at a UD QP on DEV_B with wrong Q_Keys and a wrong P_Key must not
+ * be received; one with the right keys must be (which also shows that the forged packets
+ * are well-formed, ICRC included).
+ *
+ * At the end both QPs must be in RTS. Each forged packet's class is counted and printed
+ * as "# sent CLASS DEV N", for the caller to compare with the device's drop counters.
+ * TAP output; exit 1 on any failure.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rrxe-test.h"
+
+#define MSG 512
+#define BUF 8192
+#define CANARY 0x5a
+#define FORGED 0xee
+#define ROCE_PORT 4791
+#define PSN_MASK 0xffffffu
+
+enum { OP_SEND_ONLY = 0x04, OP_WRITE_ONLY = 0x0a, OP_READ_RESP_ONLY = 0x10, OP_ACK = 0x11,
+       OP_ATOMIC_ACK = 0x12, OP_UD_SEND_ONLY = 0x64 };
+#define UD_QKEY 0x11111111u
+#define GRH 40
+/* AETH syndromes: ACK (credits invalid), RNR NAK (timer 1), NAK remote access error. */
+enum { SYN_ACK = 0x1f, SYN_RNR = 0x21, SYN_NAK_ACCESS = 0x62 };
+
+struct side {
+	const char *dev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+	uint32_t psn;
+	uint32_t ip; /* network order */
+	int raw;     /* raw socket that reaches this side */
+};
+
+static struct side A = { .psn = 0x123456 }, B = { .psn = 0xfffff0 };
+/* A UD QP on B's device, its CQ and its receive buffer (in B's MR). */
+static struct ibv_qp *ud;
+static struct ibv_cq *ud_cq;
+static int n_tests, n_failed;
+
+static void tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_tests++;
+	if (!ok)
+		n_failed++;
+	printf("%s %d - ", ok ? "ok" : "not ok", n_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void die(const char *what)
+{
+	printf("Bail out! %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* crc32_le of Linux: reflected 0xedb88320, no inversion. */
+static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return crc;
+}
+
+/* The ICRC of an IPv4 RoCEv2 datagram `pkt` of `len` bytes (IP header, UDP header, BTH...,
+ * ICRC last), as proto/icrc.rs and rxe compute it. */
+static uint32_t icrc(const uint8_t *pkt, size_t len)
+{
+	uint8_t m[20 + 8 + 12];
+	uint32_t crc = 0xdebb20e3; /* eight 0xff bytes for the masked LRH */
+
+	memcpy(m, pkt, sizeof(m));
+	m[1] = 0xff;             /* TOS */
+	m[8] = 0xff;             /* TTL */
+	m[10] = m[11] = 0xff;    /* IP checksum */
+	m[26] = m[27] = 0xff;    /* UDP checksum */
+	m[20 + 8 + 4] = 0xff;    /* BTH reserved byte (FECN, BECN) */
+	crc = crc32_le(crc, m, sizeof(m));
+	crc = crc32_le(crc, pkt + sizeof(m), len - sizeof(m) - 4);
+	return ~crc;
+}
+
+struct forged {
+	uint8_t opcode, syndrome;
+	uint16_t pkey;
+	uint32_t src_ip, psn;
+	const struct side *to;
+	uint32_t dqpn;
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t qkey;
+};
+
+/* Sends one forged packet; payloads are MSG bytes of FORGED. */
+static void forge(const struct forged *f)
+{
+	static uint16_t ip_id = 1;
+	uint8_t pkt[20 + 8 + 12 + 16 + 8 + MSG + 4] = { 0 };
+	uint8_t *ip = pkt, *udp = pkt + 20, *bth = pkt + 28, *p = bth + 12;
+	size_t plen = 0;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	uint32_t v, c;
+	size_t len;
+
+	switch (f->opcode) {
+	case OP_ACK:
+	case OP_READ_RESP_ONLY:
+	case OP_ATOMIC_ACK:
+		v = htonl((uint32_t)f->syndrome << 24 | 1);
+		memcpy(p, &v, 4);
+		p += 4;
+		if (f->opcode == OP_ATOMIC_ACK) {
+			memset(p, FORGED, 8);
+			p += 8;
+		} else if (f->opcode == OP_READ_RESP_ONLY) {
+			plen = MSG;
+		}
+		break;
+	case OP_UD_SEND_ONLY:
+		v = htonl(f->qkey);
+		memcpy(p, &v, 4);
+		v = htonl(1);
+		memcpy(p + 4, &v, 4);
+		p += 8;
+		plen = MSG;
+		break;
+	case OP_WRITE_ONLY: {
+		uint64_t va = htobe64(f->va);
+
+		memcpy(p, &va, 8);
+		v = htonl(f->rkey);
+		memcpy(p + 8, &v, 4);
+		v = htonl(MSG);
+		memcpy(p + 12, &v, 4);
+		p += 16;
+		plen = MSG;
+		break;
+	}
+	default:
+		plen = MSG;
+	}
+	memset(p, FORGED, plen);
+	p += plen;
+	len = (size_t)(p - pkt) + 4;
+
+	bth[0] = f->opcode;
+	bth[2] = f->pkey >> 8;
+	bth[3] = f->pkey & 0xff;
+	bth[5] = f->dqpn >> 16;
+	bth[6] = f->dqpn >> 8;
+	bth[7] = f->dqpn;
+	bth[8] = 0x80; /* AckReq */
+	bth[9] = f->psn >> 16;
+	bth[10] = f->psn >> 8;
+	bth[11] = f->psn;
+
+	udp[0] = 0xc0;
+	udp[1] = 0x42;
+	udp[2] = ROCE_PORT >> 8;
+	udp[3] = ROCE_PORT & 0xff;
+	udp[4] = (len - 20) >> 8;
+	udp[5] = (len - 20) & 0xff;
+
+	ip[0] = 0x45;
+	ip[2] = len >> 8;
+	ip[3] = len & 0xff;
+	ip[4] = ip_id >> 8;
+	ip[5] = ip_id & 0xff;
+	ip_id = ip_id + 1 ? ip_id + 1 : 1;
+	ip[6] = 0x40; /* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, &f->src_ip, 4);
+	memcpy(ip + 16, &f->to->ip, 4);
+	/* The checksum the kernel writes is masked out of the ICRC. */
+	c = icrc(pkt, len);
+	memcpy(pkt + len - 4, &c, 4); /* least significant byte first, on x86 */
+
+	sin.sin_addr.s_addr = f->to->ip;
+	if (sendto(f->to->raw, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin)) != (ssize_t)len)
+		die("sendto");
+}
+
+/* A raw IPv4 socket (IP_HDRINCL) in network namespace `ns` (NULL: this one). */
+static int raw_socket(const char *ns)
+{
+	int self = -1, fd, s;
+	char path[256];
+
+	if (ns) {
+		self = open("/proc/self/ns/net", O_RDONLY);
+		snprintf(path, sizeof(path), "/run/netns/%s", ns);
+		fd = open(path, O_RDONLY);
+		if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET))
+			die("setns");
+		close(fd);
+	}
+	s = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (s < 0)
+		die("raw socket");
+	if (ns) {
+		if (setns(self, CLONE_NEWNET))
+			die("setns back");
+		close(self);
+	}
+	return s;
+}
+
+static void setup(struct side *s)
+{
+	struct ibv_qp_init_attr ia = { 0 };
+
+	s->ctx = open_device(s->dev);
+	if (!s->ctx)
+		die(s->dev);
+	s->gid_index = find_gid(s->ctx, 1, -1, &s->gid);
+	if (s->gid_index < 0)
+		die("no IPv4-mapped RoCE v2 GID");
+	memcpy(&s->ip, s->gid.raw + 12, 4);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
+	s->buf = aligned_alloc(4096, BUF);
+	if (!s->pd || !s->cq || !s->buf)
+		die("pd/cq/buf");
+	memset(s->buf, CANARY, BUF);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ);
+	ia.send_cq = ia.recv_cq = s->cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 16;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	s->qp = ibv_create_qp(s->pd, &ia);
+	if (!s->mr || !s->qp)
+		die("mr/qp");
+}
+
+static void connect_to(struct side *s, const struct side *peer)
+{
+	struct ibv_qp_attr a = { 0 };
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					    IBV_QP_ACCESS_FLAGS))
+		die("INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = peer->psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 20; /* 10 ms */
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					    IBV_QP_MIN_RNR_TIMER))
+		die("RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7; /* forever */
+	a.sq_psn = s->psn;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS");
+}
+
+static int post(struct side *s, enum ibv_wr_opcode op, size_t off, const struct side *peer,
+		size_t roff)
+{
+	struct ibv_sge sge = { (uintptr_t)(s->buf + off), MSG, s->mr->lkey };
+	struct ibv_send_wr wr = { 0 }, *bad;
+
+	wr.wr_id = op;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (peer) {
+		wr.wr.rdma.remote_addr = (uintptr_t)(peer->buf + roff);
+		wr.wr.rdma.rkey = peer->mr->rkey;
+	}
+	s->psn = (s->psn + 1) & PSN_MASK; /* every message here is one packet */
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static int post_recv(struct side *s, size_t off)
+{
+	struct ibv_sge sge = { (uintptr_t)(s->buf + off), MSG, s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 99, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(s->qp, &wr, &bad);
+}
+
+/* A UD QP on B's device with Q_Key UD_QKEY, ready to receive. */
+static void setup_ud(void)
+{
+	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp_attr a = { 0 };
+
+	ud_cq = ibv_create_cq(B.ctx, 16, NULL, NULL, 0);
+	if (!ud_cq)
+		die("UD CQ");
+	ia.send_cq = ia.recv_cq = ud_cq;
+	ia.qp_type = IBV_QPT_UD;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ud = ibv_create_qp(B.pd, &ia);
+	if (!ud)
+		die("UD QP");
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = UD_QKEY;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE))
+		die("UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS");
+}
+
+/* Waits up to `secs` for one completion; 1 if one came (in *wc). */
+static int wait_wc(struct side *s, double secs, struct ibv_wc *wc)
+{
+	double end = now_s() + secs;
+
+	do {
+		int n = ibv_poll_cq(s->cq, 1, wc);
+
+		if (n < 0)
+			die("poll_cq");
+		if (n == 1)
+			return 1;
+		usleep(1000);
+	} while (now_s() < end);
+	return 0;
+}
+
+static int expect_wc(struct side *s, const char *what, enum ibv_wc_opcode op)
+{
+	struct ibv_wc wc;
+
+	if (!wait_wc(s, 10, &wc)) {
+		tap(0, "%s: no completion in 10 s", what);
+		return 0;
+	}
+	tap(wc.status == IBV_WC_SUCCESS && wc.opcode == op, "%s: completion %s (opcode %d)", what,
+	    ibv_wc_status_str(wc.status), wc.opcode);
+	return wc.status == IBV_WC_SUCCESS;
+}
+
+static int state(struct side *s)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(s->qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+static void fill(uint8_t *p, uint8_t seed)
+{
+	for (int i = 0; i < MSG; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+/* Counts of forged packets sent, by class and target device. */
+static unsigned sent_addr[2], sent_pkey[2], sent_resp_psn, sent_req_psn, sent_qkey;
+
+/* The responses at A, in every class. */
+static void forge_responses(void)
+{
+	static const uint8_t rsp[][2] = {
+		{ OP_ACK, SYN_ACK }, { OP_ACK, SYN_NAK_ACCESS }, { OP_ACK, SYN_RNR },
+		{ OP_READ_RESP_ONLY, SYN_ACK }, { OP_ATOMIC_ACK, SYN_ACK },
+	};
+	/* The SEND waiting is at PSN P = A.psn - 1; offsets outside [P, P]. */
+	static const int32_t outside[] = { 1, 2, 100, 1 << 22, -1, -100, -(1 << 22) };
+	uint32_t p = (A.psn - 1) & PSN_MASK, wrong_src = B.ip ^ htonl(0x61);
+	struct forged f = { .to = &A, .dqpn = A.qp->qp_num, .pkey = 0xffff };
+
+	for (size_t i = 0; i < ARRAY_SIZE(rsp); i++) {
+		f.opcode = rsp[i][0];
+		f.syndrome = rsp[i][1];
+		f.psn = p;
+		f.src_ip = wrong_src;
+		forge(&f);
+		sent_addr[0]++;
+		f.src_ip = B.ip;
+		f.pkey = 0x1234;
+		forge(&f);
+		f.pkey = 0x0000;
+		forge(&f);
+		sent_pkey[0] += 2;
+		f.pkey = 0xffff;
+		for (size_t k = 0; k < ARRAY_SIZE(outside); k++) {
+			f.psn = (p + outside[k]) & PSN_MASK;
+			forge(&f);
+			sent_resp_psn++;
+		}
+	}
+}
+
+/* The requests at B, which expects PSN Q = A's next: a WRITE at Q and a SEND at Q + 1. */
+static void forge_requests(void)
+{
+	static const int32_t outside[] = { 100, 1 << 22, -100, -(1 << 22) };
+	static const uint8_t ops[] = { OP_WRITE_ONLY, OP_SEND_ONLY };
+	static const uint16_t bad_pkeys[] = { 0x1234, 0x0000 };
+	uint32_t q = A.psn, wrong_src = A.ip ^ htonl(0x62);
+	struct forged f = { .to = &B, .dqpn = B.qp->qp_num, .pkey = 0xffff,
+			    .va = (uintptr_t)(B.buf + 4096), .rkey = B.mr->rkey };
+
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		f.opcode = ops[i];
+		f.psn = (q + i) & PSN_MASK;
+		f.src_ip = wrong_src;
+		forge(&f);
+		sent_addr[1]++;
+		f.src_ip = A.ip;
+		for (size_t k = 0; k < ARRAY_SIZE(bad_pkeys); k++) {
+			f.pkey = bad_pkeys[k];
+			forge(&f);
+			sent_pkey[1]++;
+		}
+		f.pkey = 0xffff;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		f.opcode = ops[i];
+		for (size_t k = 0; k < ARRAY_SIZE(outside); k++) {
+			f.psn = (q + outside[k]) & PSN_MASK;
+			forge(&f);
+			sent_req_psn++;
+		}
+	}
+}
+
+/* Datagrams at B's UD QP: wrong Q_Keys (also with the high bit, which means "the QP's
+ * Q_Key" on the sending side only) and a wrong P_Key must not be received; then one with
+ * the right keys must be, with its payload (the forger's packets are well-formed). */
+static void forge_datagrams(void)
+{
+	static const uint32_t bad_qkeys[] = { UD_QKEY + 1, UD_QKEY | 0x80000000u, 0x80010000u, 0 };
+	struct forged f = { .opcode = OP_UD_SEND_ONLY, .to = &B, .dqpn = ud->qp_num,
+			    .pkey = 0xffff, .src_ip = A.ip ^ htonl(0x63) };
+	struct ibv_sge sge = { (uintptr_t)(B.buf + 6144), GRH + MSG, B.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	int got;
+
+	if (ibv_post_recv(ud, &wr, &bad))
+		die("UD post_recv");
+	for (size_t k = 0; k < ARRAY_SIZE(bad_qkeys); k++) {
+		f.qkey = bad_qkeys[k];
+		forge(&f);
+		sent_qkey++;
+	}
+	f.qkey = UD_QKEY;
+	f.pkey = 0x1234;
+	forge(&f);
+	sent_pkey[1]++;
+	got = 0;
+	for (int i = 0; i < 300 && !got; i++) {
+		got = ibv_poll_cq(ud_cq, 1, &wc);
+		usleep(1000);
+	}
+	tap(!got, "datagrams with a wrong Q_Key or P_Key are not received");
+	f.pkey = 0xffff;
+	forge(&f);
+	got = 0;
+	for (int i = 0; i < 5000 && !got; i++) {
+		got = ibv_poll_cq(ud_cq, 1, &wc);
+		usleep(1000);
+	}
+	tap(got == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG &&
+		    B.buf[6144 + GRH] == FORGED && B.buf[6144 + GRH + MSG - 1] == FORGED,
+	    "a datagram with the right keys is received (the forger's packets are valid)");
+}
+
+static int canary_intact(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != CANARY)
+			return 0;
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ns = NULL;
+	struct ibv_wc wc;
+	int opt, got;
+
+	while ((opt = getopt(argc, argv, "a:b:n:")) != -1) {
+		switch (opt) {
+		case 'a': A.dev = optarg; break;
+		case 'b': B.dev = optarg; break;
+		case 'n': ns = optarg; break;
+		default:
+			fprintf(stderr, "usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B\n");
+			return 2;
+		}
+	}
+	if (!A.dev || !B.dev || !ns) {
+		fprintf(stderr, "usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B\n");
+		return 2;
+	}
+	setup(&A);
+	setup(&B);
+	setup_ud();
+	A.raw = raw_socket(ns);   /* reaches A from B's namespace */
+	B.raw = raw_socket(NULL); /* reaches B from A's namespace */
+	connect_to(&A, &B);
+	connect_to(&B, &A);
+	printf("# A %s qpn %u psn %#x, B %s qpn %u psn %#x\n", A.dev, A.qp->qp_num, A.psn, B.dev,
+	       B.qp->qp_num, B.psn);
+
+	/* Warm-up: one verified SEND. */
+	fill(A.buf, 1);
+	if (post_recv(&B, 0) || post(&A, IBV_WR_SEND, 0, NULL, 0))
+		die("post");
+	expect_wc(&A, "warm-up SEND", IBV_WC_SEND);
+	expect_wc(&B, "warm-up RECV", IBV_WC_RECV);
+	tap(!memcmp(A.buf, B.buf, MSG), "warm-up data");
+
+	/* Phase ack: A's SEND waits for B's receive. */
+	fill(A.buf, 2);
+	if (post(&A, IBV_WR_SEND, 0, NULL, 0))
+		die("post");
+	usleep(200000);
+	forge_responses();
+	got = wait_wc(&A, 1, &wc);
+	tap(!got, "forged responses complete nothing%s%s", got ? ": SEND completed with " : "",
+	    got ? ibv_wc_status_str(wc.status) : "");
+	tap(state(&A) == IBV_QPS_RTS, "A in RTS after forged responses (state %d)", state(&A));
+	if (post_recv(&B, 512))
+		die("post_recv");
+	if (!got)
+		expect_wc(&A, "SEND after B's receive", IBV_WC_SEND);
+	expect_wc(&B, "RECV of the waiting SEND", IBV_WC_RECV);
+	tap(!memcmp(A.buf, B.buf + 512, MSG), "B received A's data");
+
+	/* Phase req: forged requests at B, then the real ones. */
+	if (post_recv(&B, 1024))
+		die("post_recv");
+	forge_requests();
+	usleep(300000);
+	fill(A.buf, 3);
+	fill(A.buf + 1024, 4);
+	if (post(&A, IBV_WR_SEND, 0, NULL, 0) || post(&A, IBV_WR_RDMA_WRITE, 1024, &B, 2048))
+		die("post");
+	expect_wc(&A, "SEND", IBV_WC_SEND);
+	expect_wc(&A, "RDMA WRITE", IBV_WC_RDMA_WRITE);
+	expect_wc(&B, "RECV", IBV_WC_RECV);
+	tap(!memcmp(A.buf, B.buf + 1024, MSG), "B received A's data, not the forged SEND's");
+	tap(!memcmp(A.buf + 1024, B.buf + 2048, MSG), "B's memory holds A's RDMA WRITE");
+	tap(canary_intact(B.buf + 4096, MSG), "the forged RDMA WRITEs wrote nothing");
+	if (post(&A, IBV_WR_RDMA_READ, 3072, &B, 2048))
+		die("post");
+	expect_wc(&A, "RDMA READ", IBV_WC_RDMA_READ);
+	tap(!memcmp(A.buf + 1024, A.buf + 3072, MSG), "RDMA READ data");
+	forge_datagrams();
+	tap(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS, "both QPs in RTS (%d, %d)",
+	    state(&A), state(&B));
+	{
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(B.ctx, 1, &pa))
+			die("query_port");
+		tap(pa.bad_pkey_cntr >= sent_pkey[1] && pa.qkey_viol_cntr >= sent_qkey,
+		    "%s port counters: bad_pkey_cntr %u (%u sent), qkey_viol_cntr %u (%u sent)",
+		    B.dev, pa.bad_pkey_cntr, sent_pkey[1], pa.qkey_viol_cntr, sent_qkey);
+	}
+	printf("# sent bad_addr %s %u\n# sent bad_addr %s %u\n", A.dev, sent_addr[0], B.dev,
+	       sent_addr[1]);
+	printf("# sent bad_pkey %s %u\n# sent bad_pkey %s %u\n", A.dev, sent_pkey[0], B.dev,
+	       sent_pkey[1]);
+	printf("# sent bad_resp_psn %s %u\n# sent bad_req_psn %s %u\n", A.dev, sent_resp_psn, B.dev,
+	       sent_req_psn);
+	printf("# sent bad_qkey %s %u\n", B.dev, sent_qkey);
+	printf("1..%d\n", n_tests);
+	return n_failed ? 1 : 0;
+}
