@@ -3,11 +3,7 @@
 //! Completion queues: the driver data the core's `ib_cq` carries, and the references to
 //! a CQ that the QPs completing into it hold.
 
-use super::{
-    object::CoreObj,
-    ops::DeviceOps,
-    revocable::CoreLink,
-};
+use super::{object::CoreObj, ops::DeviceOps, revocable::CoreLink};
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{prelude::*, sync::Arc};

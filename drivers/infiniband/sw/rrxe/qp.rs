@@ -15,9 +15,9 @@ use crate::{
         net::{skb::SkbQueue, xmit::TxOwner},
         rdma::{
             ah::AhAttrs,
+            cq::CqRef,
             device::{Device, DeviceRef},
             mmap::MmapEntry,
-            cq::CqRef,
             qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
             udata::Udata,
             wr::{RecvWrs, SendWrs},

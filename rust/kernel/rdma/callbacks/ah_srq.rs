@@ -4,7 +4,12 @@
 
 use crate::bindings;
 use crate::ext::rdma::{
-    ah::AhAttrs, device::Device, event::{CoreSrq, SrqEvents, SrqObj}, mr::PdId, object::CoreObj, ops::DeviceOps,
+    ah::AhAttrs,
+    device::Device,
+    event::{CoreSrq, SrqEvents, SrqObj},
+    mr::PdId,
+    object::CoreObj,
+    ops::DeviceOps,
     udata::Udata,
 };
 use kernel::{error::from_result, ffi};
@@ -157,8 +162,7 @@ impl<T: DeviceOps> Device<T> {
     ) -> ffi::c_int {
         from_result(|| {
             // SAFETY: An SRQ of ours, initialised; `attr` is valid.
-            let (data, attr) =
-                unsafe { (&CoreSrq::<T>::data(srq).data, &mut *attr) };
+            let (data, attr) = unsafe { (&CoreSrq::<T>::data(srq).data, &mut *attr) };
             T::query_srq(data, attr)?;
             Ok(0)
         })

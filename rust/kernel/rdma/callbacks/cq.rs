@@ -77,12 +77,8 @@ impl<T: DeviceOps> Device<T> {
         from_result(|| {
             let cqe = u32::try_from(cqe).map_err(|_| EINVAL)?;
             // SAFETY: A CQ of ours, initialised; `udata` is null or the request's.
-            let (data, mut udata) = unsafe {
-                (
-                    &CoreCq::<T>::data(cq).data,
-                    Udata::from_raw(udata),
-                )
-            };
+            let (data, mut udata) =
+                unsafe { (&CoreCq::<T>::data(cq).data, Udata::from_raw(udata)) };
             let cqe = T::resize_cq(data, cqe, &mut udata)?;
             // SAFETY: The core serialises verbs on one CQ object; the field is the capacity.
             unsafe { (*cq).cqe = cqe as ffi::c_int };
