@@ -624,14 +624,15 @@ pub struct ReadReply {
 impl ReadReply {
     /// Responses for `len` bytes from PSN `psn`. `from_first`: a new request or a replay
     /// from its first PSN (the responses start with First or Only); otherwise a replay
-    /// continuing the original sequence (Middle and Last).
+    /// continuing the original sequence (Middle and Last). Nothing to send is one empty
+    /// Only response either way: a Last response carries at least one byte.
     pub const fn new(psn: Psn, len: u32, mtu: Mtu, from_first: bool) -> Self {
         ReadReply {
             psn,
             offset: 0,
             remaining: len,
             mtu: mtu.bytes(),
-            started: !from_first,
+            started: !from_first && len > 0,
             done: false,
         }
     }
