@@ -44,12 +44,12 @@ impl<T: DeviceOps> CqRef<T> {
         }
     }
 
-    /// Runs `f` on the driver's CQ if the CQ still exists (`None` otherwise), under the
-    /// CQ link's lock with interrupts disabled: `f` must not sleep.
+    /// Runs `f` on the driver's CQ if the CQ still exists (`None` otherwise); the CQ's
+    /// destroy waits for it.
     pub fn with<R>(&self, f: impl FnOnce(&T::Cq) -> R) -> Option<R> {
         self.link.with(|cq| {
-            // SAFETY: The link is not revoked: the CQ and its data are alive for the call
-            // (`CoreLink` invariants; `destroy_cq_cb` revokes before dropping the data).
+            // SAFETY: The CQ and its data are alive for the call (`CoreLink` invariants;
+            // `destroy_cq_cb` revokes before dropping the data).
             let obj = unsafe { CoreCq::<T>::data(cq.as_ptr()) };
             f(&obj.data)
         })
@@ -66,7 +66,7 @@ impl<T: DeviceOps> CqRef<T> {
         self.link.with(|cq| {
             let cq = cq.as_ptr();
             let mut ev = bindings::ib_event {
-                // SAFETY: The link is not revoked: a live CQ.
+                // SAFETY: A live CQ for the call (`CoreLink` invariants).
                 device: unsafe { (*cq).device },
                 event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
                 ..Default::default()
@@ -83,9 +83,8 @@ impl<T: DeviceOps> CqRef<T> {
     }
 
     /// Calls the CQ's completion handler (a completion arrived while notification was
-    /// armed), if the CQ still exists. The handler runs with interrupts disabled, as
-    /// rxe calls it; it may poll and re-arm the CQ. Must not be called from within
-    /// [`CqRef::with`].
+    /// armed), if the CQ still exists. The handler may poll and re-arm the CQ, and move
+    /// QPs to the error state; call it without holding driver locks.
     pub fn notify(&self) {
         self.link.with(|cq| {
             let cq = cq.as_ptr();

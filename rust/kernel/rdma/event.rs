@@ -42,12 +42,12 @@ impl SrqEvents {
     }
 
     /// Reports that the number of posted WQEs fell below the armed limit (nothing if the
-    /// SRQ is gone). The handler runs with interrupts disabled.
+    /// SRQ is gone).
     pub fn limit_reached(&self) {
         self.link.with(|srq| {
             let srq = srq.as_ptr();
             let mut ev = bindings::ib_event {
-                // SAFETY: The link is not revoked: a live SRQ.
+                // SAFETY: A live SRQ for the call (`CoreLink` invariants).
                 device: unsafe { (*srq).device },
                 event: bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
                 ..Default::default()

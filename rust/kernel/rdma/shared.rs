@@ -146,13 +146,12 @@ impl SharedMem {
     /// Reads a `T` at `off` (any alignment), as [`SharedMem::read`] does. Fails with `EINVAL`
     /// out of bounds.
     pub fn read_obj<T: AnyBits>(&self, off: usize) -> Result<T> {
-        let mut v = core::mem::MaybeUninit::<T>::uninit();
-        // SAFETY: The bytes of `v`, written before they are read (by `read`, whole or not
-        // at all).
+        let mut v = core::mem::MaybeUninit::<T>::zeroed();
+        // SAFETY: The bytes of `v`, initialised (zeroed), exclusively borrowed.
         let bytes =
             unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of::<T>()) };
         self.read(off, bytes)?;
-        // SAFETY: Every byte was written; every bit pattern is a valid `T` (`AnyBits`).
+        // SAFETY: Every bit pattern is a valid `T` (`AnyBits`).
         Ok(unsafe { v.assume_init() })
     }
 

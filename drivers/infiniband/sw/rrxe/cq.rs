@@ -232,8 +232,9 @@ impl Cq {
 }
 
 /// Queues a completion in the CQ `cq` refers to (see [`Cq::push`]); returns whether its
-/// handler must be called. A CQ already destroyed takes nothing: the core destroys a CQ
-/// only after the QPs that use it, whose engines stop at `destroy_qp`.
+/// handler must be called. A CQ already destroyed takes nothing (its link is revoked):
+/// the core destroys a CQ only after its QPs, and `destroy_qp` stops a QP's engine, so
+/// only a bug elsewhere could get here.
 pub(crate) fn post(cq: &CqRef<RrxeDev>, c: &Cqe, solicited: bool) -> Result<bool> {
     cq.with(|cq| cq.push(c, solicited)).unwrap_or(Ok(false))
 }

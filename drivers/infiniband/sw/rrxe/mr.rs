@@ -149,7 +149,7 @@ struct MrState {
     mws: u32,
     /// Bumped by every change that ends the accesses begun before it (see the module
     /// documentation).
-    gen: u32,
+    gen: u64,
 }
 
 impl MrState {
@@ -188,7 +188,7 @@ pub(crate) struct MemRef {
     base: u64,
     page_shift: u32,
     npages: usize,
-    gen: u32,
+    gen: u64,
 }
 
 /// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
@@ -730,6 +730,9 @@ impl Mr {
         let mut st = shared.st.lock();
         st.iova = mapped.iova;
         st.length = mapped.length;
+        // An access resolved while the pages were being set (the MR may still be valid
+        // when a consumer maps it again without invalidating it) saw a partial mapping.
+        st.bump();
         Ok(mapped.count)
     }
 

@@ -63,7 +63,7 @@ struct MwState {
     bound: Option<Binding>,
     /// Bumped by every unbinding, which ends the accesses through the binding (see
     /// [`Via`]).
-    gen: u32,
+    gen: u64,
 }
 
 impl MwState {
@@ -92,7 +92,7 @@ pub(crate) struct MwShared {
 /// before each copy that it still stands.
 pub(crate) struct Via {
     mw: Arc<MwShared>,
-    gen: u32,
+    gen: u64,
 }
 
 impl Via {

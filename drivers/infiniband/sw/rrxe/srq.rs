@@ -91,6 +91,8 @@ pub(crate) struct Srq {
     /// The user context's mapping of the queue (kept here, not in the shared part, which
     /// QPs may release in any context).
     mmap: Pin<KBox<Mutex<Option<MmapEntry>>>>,
+    /// A kernel consumer's SRQ (posted to with `post_srq_recv`).
+    kernel: bool,
 }
 
 impl Drop for Srq {
@@ -170,6 +172,7 @@ impl Srq {
             shared,
             table,
             mmap,
+            kernel: !udata.is_user(),
         };
         udata.write_response(&b::rxe_create_srq_resp {
             mi,
@@ -203,19 +206,30 @@ impl Srq {
             if let Some(addr) = mi_addr {
                 udata.write_to_user(addr, &mi)?;
             }
-            // The mutex serialises resizes; the copy (up to the whole queue) runs outside
-            // the SRQ's IRQ-disabling lock, while the SRQ gives out no WQE.
+            // The mutex serialises resizes.
             let mut mapping = self.mmap.lock();
-            let posted = {
+            let old = if self.kernel {
+                // A kernel consumer posts under the SRQ lock, at any time, into a queue of
+                // the size it chose: the copy is made under the lock, as rxe does.
                 let mut inner = self.shared.inner.lock();
                 if inner.limit > rq.capacity() {
                     return Err(EINVAL);
                 }
-                inner.resizing = true;
-                inner.rq.posted()
-            };
-            let copied = rq.take_posted(&posted);
-            let old = {
+                rq.take_posted(&inner.rq.posted())?;
+                core::mem::replace(&mut inner.rq, rq)
+            } else {
+                // Userspace posts through its mapping (librxe holds its SRQ lock across
+                // the resize) and may make the copy as long as the queue: it runs outside
+                // the SRQ's IRQ-disabling lock, while the SRQ gives out no WQE.
+                let posted = {
+                    let mut inner = self.shared.inner.lock();
+                    if inner.limit > rq.capacity() {
+                        return Err(EINVAL);
+                    }
+                    inner.resizing = true;
+                    inner.rq.posted()
+                };
+                let copied = rq.take_posted(&posted);
                 let mut inner = self.shared.inner.lock();
                 inner.resizing = false;
                 copied?;
