@@ -12,6 +12,7 @@ pub mod mr;
 mod object;
 pub mod ops;
 pub mod qp;
+pub mod qp_event;
 pub mod registry;
 pub mod shared;
 pub mod stats;

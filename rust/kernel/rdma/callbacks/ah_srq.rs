@@ -5,7 +5,7 @@
 use crate::bindings;
 use crate::ext::rdma::{
     ah::AhAttrs, device::Device, event::SrqEvents, mr::PdId, object::CoreObj, ops::DeviceOps,
-    udata::Udata,
+    qp_event::QpObj, udata::Udata,
 };
 use kernel::{error::from_result, ffi, prelude::*};
 
@@ -176,7 +176,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, data, gid) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     (*gid).raw.as_ref(),
                 )
             };
@@ -200,7 +200,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, data, gid) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     (*gid).raw.as_ref(),
                 )
             };
