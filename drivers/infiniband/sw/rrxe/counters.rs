@@ -37,12 +37,15 @@ pub(crate) enum Counter {
     RdmaSends = 13,
     /// RDMA operations received.
     RdmaRecvs = 14,
+    /// Packets dropped because their QP's receive queue was full (rrxe only: rxe queues
+    /// without limit).
+    RcvdQueueFull = 15,
 }
 
 /// Number of counters.
-const NUM: usize = 15;
+const NUM: usize = 16;
 
-/// The counter names, in index order (rxe's names and order).
+/// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("sent_pkts"),
     c_str!("rcvd_pkts"),
@@ -59,6 +62,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("link_downed"),
     c_str!("rdma_sends"),
     c_str!("rdma_recvs"),
+    c_str!("rcvd_queue_full"),
 ]);
 
 /// The counters of one device.
