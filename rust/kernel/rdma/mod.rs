@@ -13,6 +13,7 @@ pub mod mr;
 mod object;
 pub mod ops;
 pub mod qp;
+pub mod qp_event;
 pub mod registry;
 mod revocable;
 pub mod shared;

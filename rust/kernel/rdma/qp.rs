@@ -2,9 +2,10 @@
 
 //! Queue pair support: creation attributes and the IBTA QP state table.
 
-use super::{cq::CqRef, event::CoreSrq, ops::DeviceOps};
+use super::{cq::CqRef, event::CoreSrq, ops::DeviceOps, qp_event::QpEvents};
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
+use kernel::sync::Arc;
 
 /// QP attributes of `modify_qp` / `query_qp` (`struct ib_qp_attr`).
 pub type QpAttr = bindings::ib_qp_attr;
@@ -16,6 +17,7 @@ pub struct QpInit<'a, T: DeviceOps> {
     raw: &'a mut bindings::ib_qp_init_attr,
     pd: super::mr::PdId,
     qp: usize,
+    events: Arc<QpEvents>,
     _t: PhantomData<T>,
 }
 
@@ -24,18 +26,25 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
     ///
     /// `raw` must be the attributes of a `create_qp` call of a device whose `DeviceOps` is
     /// `T`: its CQs are that device's, initialised, and used by the QP being created.
-    /// `pd` is the QP's PD (set by the core before `create_qp`).
+    /// `pd` is the QP's PD (set by the core before `create_qp`); `events` are the QP's.
     pub(crate) unsafe fn from_raw(
         raw: &'a mut bindings::ib_qp_init_attr,
         pd: *mut bindings::ib_pd,
         qp: *mut bindings::ib_qp,
+        events: Arc<QpEvents>,
     ) -> Self {
         Self {
             raw,
             pd: super::mr::PdId::from_raw(pd),
             qp: qp as usize,
+            events,
             _t: PhantomData,
         }
+    }
+
+    /// Raises the QP's asynchronous events (for as long as the QP exists).
+    pub fn events(&self) -> Arc<QpEvents> {
+        self.events.clone()
     }
 
     /// The identity of the QP's PD.

@@ -65,6 +65,11 @@
  *                              posts the receive: the retried Last must be refused
  *                              (IB_WC_REM_ACCESS_ERR) and the last MTU stay unchanged
  *   ud, ud_imm, ud_wq          UD SENDs of 1 B..MTU through rdma_create_ah
+ *   srq_drain                  the send sweep into receives posted to an SRQ both RC QPs
+ *                              share; then, with receives left on the SRQ, ib_drain_qp
+ *                              of the receiving QP must return within 1 s (it waits for
+ *                              IB_EVENT_QP_LAST_WQE_REACHED, up to 60 s) and leave
+ *                              the QP in the error state
  * A variant whose verbs the device lacks (ops, IB_DEVICE_MEM_MGT_EXTENSIONS for the
  * frmr ones, atomic_cap) is unsupported; so is one whose verb returns EOPNOTSUPP.
  * Results: one line per variant, "traffic:NAME RESULT ROUNDS MS ms DETAIL", RESULT
@@ -786,7 +791,7 @@ static const char *const result_name[] = { "ok", "partial", "unsupported", "erro
 
 enum tkind {
 	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
-	TK_LOCAL_INV, TK_MID, TK_UD
+	TK_LOCAL_INV, TK_MID, TK_UD, TK_SRQ_DRAIN
 };
 enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16 };
 
@@ -818,6 +823,7 @@ static const struct tvariant {
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
 	{ "ud_imm", TK_UD, TF_IMM, IB_POLL_DIRECT },
 	{ "ud_wq", TK_UD, TF_IMM, IB_POLL_WORKQUEUE },
+	{ "srq_drain", TK_SRQ_DRAIN, 0, IB_POLL_DIRECT },
 };
 static bool tsel[ARRAY_SIZE(tvariants)];
 
@@ -849,6 +855,7 @@ struct tctx {
 	struct run r;
 	struct ib_pd *pd;
 	struct ib_cq *scq, *rcq;
+	struct ib_srq *srq;
 	struct tside s[2];
 	u8 *exp;
 	struct ib_mr *mr;
@@ -1032,7 +1039,10 @@ static int tpost_recv(struct tctx *c, int side, struct ib_sge *sge, int n, struc
 	int err;
 
 	wr.wr_cqe = &w->cqe;
-	err = ib_post_recv(c->s[side].qp, &wr, &bad);
+	if (c->srq)
+		err = ib_post_srq_recv(c->srq, &wr, &bad);
+	else
+		err = ib_post_recv(c->s[side].qp, &wr, &bad);
 	if (err)
 		return terr(c, err, "ib_post_recv: %d", err);
 	*wp = w;
@@ -1264,6 +1274,8 @@ static const char *tmissing(struct ib_device *d, const struct tvariant *tv)
 		return "atomic_cap is IB_ATOMIC_NONE";
 	if (tv->kind == TK_UD && (!d->ops.create_ah || !d->ops.destroy_ah))
 		return "ops.create_ah/destroy_ah missing";
+	if (tv->kind == TK_SRQ_DRAIN)
+		return srq_missing(d);
 	return NULL;
 }
 
@@ -1315,11 +1327,25 @@ static int tsetup(struct tctx *c)
 		c->rcq = NULL;
 		return terr(c, err, "ib_alloc_cq (recv): %d", err);
 	}
+	if (tv->kind == TK_SRQ_DRAIN) {
+		struct ib_srq_init_attr sa = {
+			.attr = { .max_wr = 2 * T_BURST, .max_sge = c->recv_sge },
+			.srq_type = IB_SRQT_BASIC,
+		};
+
+		c->srq = ib_create_srq(c->pd, &sa);
+		if (IS_ERR(c->srq)) {
+			err = PTR_ERR(c->srq);
+			c->srq = NULL;
+			return terr(c, err, "ib_create_srq: %d", err);
+		}
+	}
 	for (i = 0; i < 2; i++) {
 		struct ib_qp_init_attr a = {
 			.event_handler = kvt_event,
 			.send_cq = c->scq,
 			.recv_cq = c->rcq,
+			.srq = c->srq,
 			.sq_sig_type = IB_SIGNAL_REQ_WR,
 			.qp_type = type,
 			.port_num = PORT,
@@ -1375,6 +1401,8 @@ static void tteardown(struct tctx *c)
 	for (i = 0; i < 2; i++)
 		if (c->s[i].qp)
 			WARN_ON(ib_destroy_qp(c->s[i].qp));
+	if (c->srq)
+		ib_destroy_srq(c->srq);
 	if (c->ah)
 		rdma_destroy_ah(c->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	if (c->sg_mapped)
@@ -1878,6 +1906,7 @@ static int tround(struct tctx *c, int round)
 
 	switch (c->tv->kind) {
 	case TK_SEND:
+	case TK_SRQ_DRAIN:
 		for (k = 0; !err && k < n; k++)
 			err = tsend_one(c, sz[k], k + round);
 		break;
@@ -1927,6 +1956,38 @@ static int tround(struct tctx *c, int round)
 	return err;
 }
 
+/*
+ * ib_drain_qp of an SRQ-attached QP with receives left on the SRQ: it returns once the
+ * QP raised IB_EVENT_QP_LAST_WQE_REACHED (after 60 s without it).
+ */
+static int tsrq_drain(struct tctx *c)
+{
+	struct ib_qp_attr a;
+	struct ib_qp_init_attr ia;
+	struct ib_sge sg = { .addr = c->s[1].dma, .length = 64, .lkey = c->pd->local_dma_lkey };
+	struct twr *w;
+	ktime_t start;
+	s64 ms;
+	int i, err;
+
+	for (i = 0; i < 4; i++) {
+		err = tpost_recv(c, 1, &sg, 1, &w);
+		if (err)
+			return err;
+	}
+	start = ktime_get();
+	ib_drain_qp(c->s[1].qp);
+	ms = ktime_ms_delta(ktime_get(), start);
+	if (ms >= 1000)
+		return terr(c, -ETIMEDOUT, "ib_drain_qp of an SRQ QP took %lld ms", ms);
+	err = ib_query_qp(c->s[1].qp, &a, IB_QP_STATE, &ia);
+	if (err)
+		return terr(c, err, "ib_query_qp: %d", err);
+	if (a.qp_state != IB_QPS_ERR)
+		return terr(c, -EIO, "state %d after ib_drain_qp, expected IB_QPS_ERR", a.qp_state);
+	return 0;
+}
+
 /* After the rounds: the invalidated rkey must no longer give access (breaks the QP). */
 static int tfinish(struct tctx *c)
 {
@@ -1944,6 +2005,8 @@ static int tfinish(struct tctx *c)
 	}
 	case TK_SEND_INV:
 		return twrite_one(c, 512, 0, false, 0, false);
+	case TK_SRQ_DRAIN:
+		return tsrq_drain(c);
 	case TK_LOCAL_INV:
 		/* A new registration must work and the old key must not. */
 		err = treg(c);

@@ -50,12 +50,15 @@ pub(crate) enum Counter {
     RcvdBadRespPsn = 19,
     /// Datagrams with bad headers or ICRC, or for a QP that does not exist.
     RcvdBadPkt = 20,
+    /// Packets dropped because their QP's receive queue was full (rxe queues without
+    /// limit).
+    RcvdQueueFull = 21,
 }
 
 /// Number of counters.
-const NUM: usize = 21;
+const NUM: usize = 22;
 
-/// The counter names, in index order (rxe's names and order, then rrxe's drop counters).
+/// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("sent_pkts"),
     c_str!("rcvd_pkts"),
@@ -78,6 +81,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("rcvd_bad_qkey"),
     c_str!("rcvd_bad_resp_psn"),
     c_str!("rcvd_bad_pkt"),
+    c_str!("rcvd_queue_full"),
 ]);
 
 /// The counters of one device.

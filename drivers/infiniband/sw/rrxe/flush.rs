@@ -56,6 +56,8 @@ fn front_u32(q: &FromClient, off: usize) -> Result<u32> {
 
 impl Inner {
     /// Moves the QP to the error state: flushes its work and forgets what is in flight.
+    /// A QP with an SRQ then takes no more WQEs from it: the consumer learns it from the
+    /// Last WQE Reached event (IBA 11.6.3.1, 10.3.1), which `ib_drain_qp` waits for.
     pub(crate) fn set_error(&mut self, qp: &QpShared, out: &mut Outbox) {
         if self.state == b::ib_qp_state_IB_QPS_ERR {
             return;
@@ -63,6 +65,9 @@ impl Inner {
         self.state = b::ib_qp_state_IB_QPS_ERR;
         qp.state.store(self.state, Ordering::Release);
         self.flush_all(qp, out);
+        if qp.srq.is_some() {
+            qp.events.last_wqe_reached();
+        }
     }
 
     /// Flushes both queues and the WQE the responder holds from an SRQ.

@@ -19,6 +19,7 @@ use crate::{
             device::{Device, DeviceRef},
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
+            qp_event::QpEvents,
             udata::Udata,
             wr::{RecvWrs, SendWrs},
         },
@@ -137,6 +138,8 @@ pub(crate) struct QpShared {
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
+    /// The QP's asynchronous events.
+    pub(crate) events: Arc<QpEvents>,
     /// Received requests (for the responder) and responses (for the completer).
     #[pin]
     pub(crate) req_q: SkbQueue,
@@ -339,6 +342,7 @@ impl Qp {
                 send_cq,
                 recv_cq,
                 srq,
+                events: init.events(),
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),

@@ -7,6 +7,7 @@
 
 use crate::{
     bindings as b,
+    counters::Counter,
     device::RrxeDev,
     eng::Outbox,
     ext::{
@@ -26,6 +27,12 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
+/// Received packets a QP queues for its requests, and as many for its responses; more are
+/// dropped. A conforming peer has far fewer in flight (a requester at most its window of
+/// unacknowledged packets, a responder the answers to what was asked), and the responder
+/// takes no request while it sends a READ's responses; the peer retransmits what was
+/// dropped.
+pub(crate) const RX_QUEUE_MAX: usize = 512;
 
 /// The receive path of another QP (loopback) or the stack frees this QP's skbs: wakes the
 /// sender if it stopped at the high mark.
@@ -77,13 +84,17 @@ impl Inner {
 }
 
 impl QpShared {
-    /// Queues a received packet and schedules the work item.
+    /// Queues a received packet and schedules the work item; drops it (and counts it) when
+    /// the queue is full. Softirq context.
     pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
-        if request {
-            self.req_q.push(skb);
-        } else {
-            self.resp_q.push(skb);
+        let q = if request { &self.req_q } else { &self.resp_q };
+        // Receive runs on several CPUs at once: the queue may exceed the limit by as many
+        // packets as there are CPUs.
+        if q.len() >= RX_QUEUE_MAX {
+            self.dev.data().count(Counter::RcvdQueueFull);
+            return;
         }
+        q.push(skb);
         self.schedule();
     }
 

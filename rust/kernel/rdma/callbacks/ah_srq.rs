@@ -10,6 +10,7 @@ use crate::ext::rdma::{
     mr::PdId,
     object::CoreObj,
     ops::DeviceOps,
+    qp_event::QpObj,
     udata::Udata,
 };
 use kernel::{error::from_result, ffi};
@@ -183,7 +184,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, data, gid) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     (*gid).raw.as_ref(),
                 )
             };
@@ -207,7 +208,7 @@ impl<T: DeviceOps> Device<T> {
             let (dev, data, gid) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     (*gid).raw.as_ref(),
                 )
             };

@@ -13,6 +13,7 @@ use super::{
     device::{Device, Ucontext},
     object::CoreObj,
     ops::DeviceOps,
+    qp_event::QpObj,
 };
 use crate::bindings;
 use core::mem::size_of;
@@ -88,7 +89,7 @@ impl<T: DeviceOps> Device<T> {
             size_ib_ucontext: size_of::<Ucontext<T>>(),
             size_ib_pd: size_of::<CoreObj<bindings::ib_pd, T::Pd>>(),
             size_ib_cq: size_of::<super::cq::CoreCq<T>>(),
-            size_ib_qp: size_of::<CoreObj<bindings::ib_qp, T::Qp>>(),
+            size_ib_qp: size_of::<CoreObj<bindings::ib_qp, QpObj<T::Qp>>>(),
             size_ib_ah: size_of::<CoreObj<bindings::ib_ah, T::Ah>>(),
             size_ib_srq: size_of::<super::event::CoreSrq<T>>(),
             size_ib_mw: size_of::<CoreObj<bindings::ib_mw, T::Mw>>(),

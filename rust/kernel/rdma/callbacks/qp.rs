@@ -8,6 +8,7 @@ use crate::ext::rdma::{
     object::CoreObj,
     ops::DeviceOps,
     qp::QpInit,
+    qp_event::{QpEvents, QpObj},
     udata::Udata,
     wr::{RecvWrs, SendWrs},
 };
@@ -25,19 +26,24 @@ impl<T: DeviceOps> Device<T> {
         udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
         from_result(|| {
+            // SAFETY: `qp` is being created; revoked below if that fails, else by
+            // `destroy_qp_cb`.
+            let events = unsafe { QpEvents::new(qp)? };
             // SAFETY: The core allocated `size_ib_qp` bytes with `device` set; `init` is valid
             // and its CQs are this device's; `udata` is null or the request's.
             let (dev, mut init, mut udata) = unsafe {
                 (
                     Self::from_raw((*qp).device),
-                    QpInit::from_raw(&mut *init, (*qp).pd, qp),
+                    QpInit::from_raw(&mut *init, (*qp).pd, qp, events.clone()),
                     Udata::from_raw(udata),
                 )
             };
-            let (data, qpn) = T::create_qp(dev, &mut init, &mut udata)?;
+            let (data, qpn) = T::create_qp(dev, &mut init, &mut udata).inspect_err(|_| {
+                events.revoke();
+            })?;
             // SAFETY: As in `alloc_pd_cb`; `qp_num` is the core's field for the number.
             unsafe {
-                CoreObj::init(qp, data);
+                CoreObj::init(qp, QpObj { data, events });
                 (*qp).qp_num = qpn;
             }
             Ok(0)
@@ -54,7 +60,11 @@ impl<T: DeviceOps> Device<T> {
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
         // SAFETY: `create_qp_cb` initialised the data; the core frees the object afterwards.
-        unsafe { CoreObj::<bindings::ib_qp, T::Qp>::drop_data(qp) };
+        let obj = unsafe { CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp) };
+        // No event after the QP is gone (`QpEvents::new`'s contract).
+        obj.events.revoke();
+        // SAFETY: As above; `obj` is not used again.
+        unsafe { CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::drop_data(qp) };
         0
     }
 
@@ -69,7 +79,7 @@ impl<T: DeviceOps> Device<T> {
         bad_wr: *mut *const bindings::ib_send_wr,
     ) -> ffi::c_int {
         // SAFETY: A QP of ours, initialised.
-        let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
+        let data = unsafe { &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data };
         // Userspace QPs post through their mapped queue; a POST_SEND command only rings
         // the doorbell (work requests it might carry are ignored, as rxe does).
         // SAFETY: `qp` is valid; `uobject` is set at creation for userspace QPs only.
@@ -101,7 +111,7 @@ impl<T: DeviceOps> Device<T> {
         bad_wr: *mut *const bindings::ib_recv_wr,
     ) -> ffi::c_int {
         // SAFETY: A QP of ours, initialised.
-        let data = unsafe { CoreObj::<bindings::ib_qp, T::Qp>::data(qp) };
+        let data = unsafe { &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data };
         // Userspace QPs post receives into their mapped queue only.
         // SAFETY: `qp` is valid; `uobject` is set at creation for userspace QPs only.
         if !unsafe { (*qp).uobject }.is_null() {
@@ -175,7 +185,7 @@ impl<T: DeviceOps> Device<T> {
             // SAFETY: A QP of ours, initialised; `attr` valid; `udata` null or the request's.
             let (data, attr, mut udata) = unsafe {
                 (
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     &*attr,
                     Udata::from_raw(udata),
                 )
@@ -200,7 +210,7 @@ impl<T: DeviceOps> Device<T> {
             // SAFETY: A QP of ours, initialised; both out-structures are valid.
             let (data, attr, init) = unsafe {
                 (
-                    CoreObj::<bindings::ib_qp, T::Qp>::data(qp),
+                    &CoreObj::<bindings::ib_qp, QpObj<T::Qp>>::data(qp).data,
                     &mut *attr,
                     &mut *init,
                 )
