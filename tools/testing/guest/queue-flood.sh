@@ -3,7 +3,7 @@
 #
 # Bounded receive queues: a QP serving RDMA READs (ib_read_bw, 5 of 32 MiB, one at a
 # time) between two network namespaces of one VM is flooded meanwhile with RC SEND
-# requests carrying a valid ICRC (roce-flood, from a raw socket, to the responder's QP 16).
+# requests carrying a valid ICRC (roce-flood, from a raw socket, to the responder's QP).
 # The responder takes no request while it sends a READ's responses, so the flood waits in
 # its queue: the skbs the kernel holds (skbuff_head_cache objects, sampled every second)
 # must stay within 2048 of what they were, the packets beyond the queue's limit be counted
@@ -45,7 +45,12 @@ for _ in $(seq 120); do
 	sleep 1
 done
 echo "# reads under way: rrxe9 rdma_sends $(stat9 rdma_sends), rcvd_pkts $(stat9 rcvd_pkts)"
-/usr/libexec/rrxe/roce-flood 10.9.0.1 10.9.0.2 16 16 "$secs" 256 >/tmp/qf-f 2>&1 &
+# The responder's QPN (QPNs are random): its one RC QP.
+qpn=$(ip netns exec ns1 rdma res show qp link rrxe9/1 |
+	awk '/type RC/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' | head -n 1)
+[ -n "$qpn" ] || { ip netns exec ns1 rdma res show qp | sed 's/^/# /'; die "no RC QP on rrxe9"; }
+echo "# flooding rrxe9's QP $qpn"
+/usr/libexec/rrxe/roce-flood 10.9.0.1 10.9.0.2 "$qpn" "$qpn" "$secs" 256 >/tmp/qf-f 2>&1 &
 fp=$!
 max=$base
 while kill -0 $fp 2>/dev/null && kill -0 $cp 2>/dev/null; do
