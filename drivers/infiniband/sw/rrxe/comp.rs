@@ -125,11 +125,10 @@ fn start_retry(
             let t = e.track(inner.sq.consumer());
             if why != Why::SeqNak && matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
                 if e.holes.is_active() {
-                    ask_hole(qp, dev, ndev, inner, &t);
+                    ask_hole(dev, ndev, inner, &t);
                 } else {
                     let chunk = e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn);
-                    let cons = inner.sq.consumer();
-                    ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
+                    ask_read(dev, ndev, inner, &t, chunk);
                 }
             } else {
                 e.holes.clear();
@@ -187,12 +186,14 @@ fn complete_early(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) -> bool {
     true
 }
 
-/// Writes response data at `off` in the local buffers of the send WQE at `index`.
+/// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
+/// as `t`. False if they refuse it, or if the WQE was rewritten since its first send.
 fn store(
     qp: &QpShared,
     dev: &Device<RrxeDev>,
     inner: &Inner,
     index: u32,
+    t: &Track,
     off: u64,
     data: &[u8],
 ) -> bool {
@@ -202,6 +203,7 @@ fn store(
     };
     let stored = wqe::read_send(&inner.sq, index, qp.kernel)
         .ok()
+        .filter(|w| wqe::Shape::of(w) == t.shape)
         .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, data));
     matches!(stored, Some(Ok(())))
 }
@@ -236,9 +238,9 @@ fn keep_early(
             continue;
         }
         let stored = match early(&t.view(), rsp) {
-            Some(Verdict::AtomicResult) => store(qp, dev, inner, index, 0, &atomic_orig(pkt)),
+            Some(Verdict::AtomicResult) => store(qp, dev, inner, index, &t, 0, &atomic_orig(pkt)),
             Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len) => {
-                store(qp, dev, inner, index, 0, pkt.payload)
+                store(qp, dev, inner, index, &t, 0, pkt.payload)
             }
             Some(_) => return,
             None => continue,
@@ -266,10 +268,9 @@ fn read_len_ok(t: &Track, rsp: &Response, off: u64, mtu: u64, payload: &[u8]) ->
 }
 
 /// Asks for the oldest missing range of the oldest WQE, an RDMA READ tracked as `t`.
-fn ask_hole(qp: &QpShared, dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
+fn ask_hole(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
     if let Some(hole) = inner.eng.holes.ask(t.first_psn) {
-        let cons = inner.sq.consumer();
-        ask_read(qp, dev, ndev, inner, cons, t.first_psn, hole);
+        ask_read(dev, ndev, inner, t, hole);
     }
 }
 
@@ -295,13 +296,13 @@ fn keep_read(
     if !read_len_ok(t, rsp, off, mtu, payload) {
         return;
     }
-    if !store(qp, dev, inner, inner.sq.consumer(), off, payload) {
+    if !store(qp, dev, inner, inner.sq.consumer(), t, off, payload) {
         complete_front(qp, inner, out, WcStatus::LocProtErr);
         return;
     }
     inner.eng.holes.keep(expected, rsp.psn);
     if inner.eng.holes.must_ask() && inner.eng.holes.kept() >= u32::from(IMPLICIT_NAK_AFTER) {
-        ask_hole(qp, dev, ndev, inner, t);
+        ask_hole(dev, ndev, inner, t);
     }
 }
 
@@ -385,7 +386,7 @@ pub(crate) fn on_response(
                     // Not what the responder owes there: dropped (asked for again).
                     break;
                 }
-                if !store(qp, dev, inner, cons, off, pkt.payload) {
+                if !store(qp, dev, inner, cons, &t, off, pkt.payload) {
                     complete_front(qp, inner, out, WcStatus::LocProtErr);
                     break;
                 }
@@ -403,14 +404,14 @@ pub(crate) fn on_response(
                 if done {
                     complete_front(qp, inner, out, WcStatus::Success);
                 } else if inner.eng.holes.must_ask() {
-                    ask_hole(qp, dev, ndev, inner, &t);
+                    ask_hole(dev, ndev, inner, &t);
                 } else if rsp.opcode.is_end() && inner.eng.holes.chunk_done(inner.eng.comp.psn) {
                     // The chunk asked for arrived whole: the next one.
                     let chunk = inner
                         .eng
                         .holes
                         .chunk(t.first_psn, inner.eng.comp.psn, t.last_psn);
-                    ask_read(qp, dev, ndev, inner, cons, t.first_psn, chunk);
+                    ask_read(dev, ndev, inner, &t, chunk);
                 }
                 break;
             }
@@ -419,7 +420,7 @@ pub(crate) fn on_response(
                 break;
             }
             Verdict::AtomicResult => {
-                let stored = store(qp, dev, inner, cons, 0, &atomic_orig(&pkt));
+                let stored = store(qp, dev, inner, cons, &t, 0, &atomic_orig(&pkt));
                 inner.eng.comp.update(rsp.opcode, rsp.psn);
                 let status = if stored {
                     WcStatus::Success

@@ -16,7 +16,7 @@ use crate::{
         verbs::{WcStatus, WrOpcode},
     },
     tx::Path,
-    wqe::{RecvWqe, SendWqe},
+    wqe::{RecvWqe, SendWqe, Shape},
 };
 use kernel::prelude::*;
 
@@ -46,6 +46,8 @@ pub(crate) struct Track {
     /// Its response came early (before an earlier WQE's) and its result is stored: it
     /// completes with this status when it is the oldest.
     pub(crate) early: Option<WcStatus>,
+    /// What its first send took from the WQE.
+    pub(crate) shape: Shape,
 }
 
 impl Track {
@@ -62,6 +64,7 @@ impl Track {
             status: WcStatus::Success,
             byte_len: 0,
             early: None,
+            shape: Shape::EMPTY,
         }
     }
 

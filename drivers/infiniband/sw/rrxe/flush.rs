@@ -109,11 +109,22 @@ impl Inner {
         let mut notify = (false, false);
         let posted = self.sq.count();
         let mut more = posted > FLUSH_BUDGET;
-        for _ in 0..posted.min(FLUSH_BUDGET) {
+        // WQEs the requester started were read then: their completions say what was read.
+        let started = self.sq.distance(self.sq.consumer(), self.eng.hw_index);
+        for k in 0..posted.min(FLUSH_BUDGET) {
+            let (wr_id, opcode) = if k < started {
+                let t = self.eng.track(self.sq.consumer());
+                (t.wr_id, t.op.wc_opcode() as u32)
+            } else {
+                (
+                    front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
+                    send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
+                )
+            };
             let wc = Cqe {
-                wr_id: front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
+                wr_id,
                 status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                opcode: send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
+                opcode,
                 qp_num: qp.qpn,
                 ib_qp: qp.ib_qp,
                 ..Default::default()

@@ -20,7 +20,6 @@ use crate::{
         mtu::Mtu,
         opcode::{HeaderSet, Opcode},
         packet::Headers,
-        psn::Psn,
         readholes::Hole,
         requester::{
             gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter,
@@ -31,7 +30,7 @@ use crate::{
     qp::{Inner, QpShared, BUDGET},
     sgl::{self, Owner},
     tx::{self, Path, TxError},
-    wqe::{self, Data, SendWqe, SEND_SIGNALED},
+    wqe::{self, Data, SendWqe, Shape, SEND_SIGNALED},
 };
 
 /// Restarts sending at the oldest WQE not completed (after a retry decision or an RNR wait);
@@ -41,32 +40,28 @@ pub(crate) fn rewind(inner: &mut Inner) {
     inner.eng.cur = None;
 }
 
-/// Asks again for a missing range of responses of the RDMA READ at `index` (the oldest
-/// WQE, whose responses start at `first_psn`): a read request with the range's first PSN
-/// and its part of the remote buffer. The responder answers it as a duplicate; the
-/// requester's place in the send queue does not change.
+/// Asks again for a missing range of responses of the RDMA READ tracked as `t` (the
+/// oldest WQE): a read request with the range's first PSN and its part of the remote
+/// buffer, as the first send took them from the WQE (never read again). The responder
+/// answers it as a duplicate; the requester's place in the send queue does not change.
 pub(crate) fn ask_read(
-    qp: &QpShared,
     dev: &Device<RrxeDev>,
     ndev: &NetDevice,
     inner: &Inner,
-    index: u32,
-    first_psn: Psn,
+    t: &Track,
     hole: Hole,
 ) {
-    let (Ok(wqe), Some(tx)) = (
-        wqe::read_send(&inner.sq, index, qp.kernel),
-        inner.tx.as_ref(),
-    ) else {
+    let Some(tx) = inner.tx.as_ref() else {
         return;
     };
+    let total = t.shape.len;
     let mtu = inner.params.mtu.bytes();
     let off = hole
         .psn
-        .distance_from(first_psn)
+        .distance_from(t.first_psn)
         .saturating_mul(mtu)
-        .min(wqe.len);
-    let len = hole.count.saturating_mul(mtu).min(wqe.len - off);
+        .min(total);
+    let len = hole.count.saturating_mul(mtu).min(total - off);
     let mut hdr = Headers::new(Bth {
         opcode: Opcode::RcReadRequest,
         solicited: false,
@@ -81,8 +76,8 @@ pub(crate) fn ask_read(
         psn: hole.psn,
     });
     hdr.reth = Some(Reth {
-        va: wqe.remote.addr.wrapping_add(u64::from(off)),
-        rkey: wqe.remote.rkey,
+        va: t.shape.remote.addr.wrapping_add(u64::from(off)),
+        rkey: t.shape.remote.rkey,
         dma_len: len,
     });
     // A request lost here is asked for again after the next timeout.
@@ -209,12 +204,34 @@ fn record_done(
         status,
         byte_len: 0,
         early: None,
+        shape: Shape::EMPTY,
     };
     inner.eng.set_track(index, t);
     inner.eng.req_index = inner.sq.next_index(index);
     if !restarted(inner, index) {
         inner.eng.hw_index = inner.eng.req_index;
     }
+}
+
+/// A WQE reached again (after a rewind) that must not be sent again: it keeps the PSNs of
+/// its first send and completes, in its turn, with `status` (none if it was decided
+/// already). The requester goes on after it.
+fn skip_again(
+    qp: &QpShared,
+    inner: &mut Inner,
+    out: &mut Outbox,
+    index: u32,
+    status: Option<WcStatus>,
+) {
+    let mut t = inner.eng.track(index);
+    if let Some(status) = status {
+        t.all_sent = true;
+        t.no_ack = true;
+        t.status = status;
+        inner.eng.set_track(index, t);
+    }
+    inner.eng.req_index = inner.sq.next_index(index);
+    crate::comp::complete_sent(qp, inner, out);
 }
 
 /// Local operations (IBA 10.6): memory registration, invalidation, window binding.
@@ -262,8 +279,23 @@ fn start_next(
     }
     let again = restarted(inner, index);
     let old = inner.eng.track(index);
+    // A WQE decided at its first turn (a local operation executed, or a failure found
+    // locally) is not executed again.
+    if again && old.all_sent && old.no_ack {
+        skip_again(qp, inner, out, index, None);
+        return true;
+    }
     let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
+        Ok(w) if again && Shape::of(&w) != old.shape => {
+            // Rewritten since its first send, whose PSNs and completion stand.
+            skip_again(qp, inner, out, index, Some(WcStatus::LocQpOpErr));
+            return true;
+        }
         Ok(w) => w,
+        Err(e) if again => {
+            skip_again(qp, inner, out, index, Some(e.wc_status()));
+            return true;
+        }
         Err(e) => {
             let wr_id = wqe::send_wr_id(&inner.sq, index);
             record_done(
@@ -395,6 +427,7 @@ fn start_next(
         byte_len: wqe.len,
         // A result that came early stays with a WQE sent again.
         early: if again { old.early } else { None },
+        shape: Shape::of(&wqe),
     };
     inner.eng.set_track(index, t);
     if !again {

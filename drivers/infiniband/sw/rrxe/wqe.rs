@@ -92,7 +92,7 @@ pub(crate) enum WqeError {
 }
 
 /// The remote side of an operation.
-#[derive(Clone, Copy, Default, Debug)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Remote {
     pub(crate) addr: u64,
     pub(crate) rkey: u32,
@@ -154,6 +154,53 @@ impl SendWqe {
     /// Whether it asked for a fence.
     pub(crate) fn fence(&self) -> bool {
         self.flags & SEND_FENCE != 0
+    }
+}
+
+/// What the first send of a WQE decided from it: its PSNs, completion and remote range.
+/// The WQE stays in user-writable memory while it is in flight; when it is read again (to
+/// be sent again, or to store response data) it must still say the same, or it is
+/// completed in error. SGE addresses and keys read again are checked again where they are
+/// used (lkey, PD and range checks), as on the first send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) op: WrOpcode,
+    pub(crate) flags: u32,
+    pub(crate) ex: u32,
+    pub(crate) len: u32,
+    pub(crate) sges: usize,
+    pub(crate) remote: Remote,
+}
+
+impl Shape {
+    /// The shape of a WQE that was never sent.
+    pub(crate) const EMPTY: Shape = Shape {
+        op: WrOpcode::Send,
+        flags: 0,
+        ex: 0,
+        len: 0,
+        sges: 0,
+        remote: Remote {
+            addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+            flush_len: 0,
+            flush_type: 0,
+            flush_level: 0,
+        },
+    };
+
+    /// The shape of `wqe`.
+    pub(crate) fn of(wqe: &SendWqe) -> Self {
+        Shape {
+            op: wqe.op,
+            flags: wqe.flags,
+            ex: wqe.ex,
+            len: wqe.len,
+            sges: wqe.data.sges().len(),
+            remote: wqe.remote,
+        }
     }
 }
 

@@ -31,6 +31,9 @@
  *                RESET and is destroyed: a kernel loop that re-reads the producer index
  *                until the queue is empty never ends. Each verb must return within 10 s
  *                (the thread gives up after 30 s; the soft lockup detector fires at 20)
+ *   rewrite-wqe  an RC QP retransmits SENDs (the peer answers RNR) while the test rewrites
+ *                posted WQEs' opcode and lengths in the SQ mapping: each WQE completes
+ *                once, in order, as posted or in a local error followed by flushes
  * -H (headers only): scribble only the queue headers, never the work requests themselves
  * (C rdma_rxe in 6.12 indexes a table with a user WQE's opcode and oopses on garbage
  * WQEs; -H lets the reference driver run the rest). -T: no thread scribbling while the
@@ -1399,6 +1402,227 @@ static void test_flush_spin(void)
 	still_works("flush-spin");
 }
 
+/* rewrite-wqe */
+
+#define RW_N 6
+#define RW_LEN 3000
+
+/* Moves QP to RTR and RTS connected to DEST; the responder side waits little on RNR. */
+static int rw_connect(struct ibv_qp *qp, uint32_t dest)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = PORT,
+			     .grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 } },
+	};
+	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7; /* for ever */
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					    IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The send WQE at ring position I of the SQ mapping Q. */
+static struct rxe_send_wqe *rw_wqe(struct rxe_queue_buf *q, uint32_t i)
+{
+	return (void *)((char *)q->data + ((size_t)(i & q->index_mask) << q->log2_elem_size));
+}
+
+/*
+ * RC QP A sends RW_N SENDs of RW_LEN bytes to RC QP B, which has no receive posted: A
+ * retransmits after every RNR NAK. Meanwhile the test rewrites posted WQEs in A's SQ
+ * mapping: WQE 1 shrinks (SGE and dma lengths, consistently), WQE 3 becomes an RDMA WRITE
+ * to a valid buffer of B. Then B posts receives. Each WQE must complete once, in order,
+ * either as the SEND of RW_LEN bytes it was posted as, or in a local error followed by
+ * flushes; B must receive only whole RW_LEN messages.
+ */
+static void test_rewrite_wqe(void)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct uverbs_map nm[MAX_MAPS];
+	struct rxe_queue_buf *sq = NULL;
+	struct ibv_cq *cqa = NULL, *cqb = NULL;
+	struct ibv_qp *qpa = NULL, *qpb = NULL;
+	struct ibv_mr *mra = NULL, *mrb = NULL;
+	struct ibv_pd *pd;
+	char *bufa = NULL, *bufb = NULL;
+	int i, k, n, err, got = 0, gotb = 0, errored = 0, bad = 0;
+	struct ibv_wc wc[16];
+	double end;
+
+	if (!have_qp || !have_mr || gid_index < 0) {
+		skip("rewrite-wqe: the device has no QPs, MRs or GID");
+		return;
+	}
+	at("rewrite-wqe: setup");
+	pd = ibv_alloc_pd(ctx);
+	bufa = calloc(1, RW_N * 4096);
+	bufb = calloc(1, RW_N * 4096 + 4096);
+	if (!pd || !bufa || !bufb) {
+		ok(0, "rewrite-wqe: alloc_pd, buffers");
+		goto out;
+	}
+	memset(bufa, 0x5a, RW_N * 4096);
+	mra = ibv_reg_mr(pd, bufa, RW_N * 4096, IBV_ACCESS_LOCAL_WRITE);
+	mrb = ibv_reg_mr(pd, bufb, RW_N * 4096 + 4096,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!mra || !mrb || !cqa || !cqb) {
+		ok(0, "rewrite-wqe: reg_mr, create_cq: %s", strerror(errno));
+		goto out;
+	}
+	qa.send_cq = qa.recv_cq = cqb;
+	qpb = ibv_create_qp(pd, &qa);
+	maps_mark();
+	qa.send_cq = qa.recv_cq = cqa;
+	qpa = ibv_create_qp(pd, &qa);
+	if (!qpa || !qpb) {
+		ok(0, "rewrite-wqe: create_qp: %s", strerror(errno));
+		goto out;
+	}
+	n = maps_new(nm);
+	err = qp_to_init(qpa);
+	if (!err)
+		err = qp_to_init(qpb);
+	if (!err)
+		err = rw_connect(qpa, qpb->qp_num);
+	if (!err)
+		err = rw_connect(qpb, qpa->qp_num);
+	ok(!err, "rewrite-wqe: QPs to RTS: %s", err_str(err));
+	if (err)
+		goto out;
+	at("rewrite-wqe: post");
+	for (i = 0; i < RW_N; i++) {
+		struct ibv_sge s = { .addr = (uintptr_t)bufa + i * 4096, .length = RW_LEN,
+				     .lkey = mra->lkey };
+		struct ibv_send_wr w = { .wr_id = i, .sg_list = &s, .num_sge = 1,
+					 .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bw;
+
+		if ((err = ibv_post_send(qpa, &w, &bw)))
+			break;
+	}
+	ok(!err, "rewrite-wqe: post %d SENDs: %s", RW_N, err_str(err));
+	/* A's SQ: the new mapping whose producer index counts the sends. */
+	for (k = 0; k < n; k++) {
+		struct rxe_queue_buf *q = (void *)nm[k].start;
+
+		if (__atomic_load_n(&q->producer_index, __ATOMIC_ACQUIRE) == RW_N &&
+		    ((size_t)1 << q->log2_elem_size) >= sizeof(struct rxe_send_wqe) &&
+		    offsetof(struct rxe_queue_buf, data) +
+				    ((size_t)(q->index_mask + 1) << q->log2_elem_size) <=
+			    nm[k].end - nm[k].start)
+			sq = q;
+	}
+	ok(sq != NULL, "rewrite-wqe: A's SQ mapping found (%d new mappings)", n);
+	if (err || !sq)
+		goto out;
+	usleep(200000); /* the first sends and their RNR retries */
+	at("rewrite-wqe: rewrite");
+	{
+		struct rxe_send_wqe *w1 = rw_wqe(sq, 1), *w3 = rw_wqe(sq, 3);
+
+		w1->dma.sge[0].length = 100;
+		w1->dma.length = 100;
+		w1->dma.resid = 100;
+		w3->wr.wr.rdma.remote_addr = (uintptr_t)bufb + RW_N * 4096;
+		w3->wr.wr.rdma.rkey = mrb->rkey;
+		__atomic_store_n(&w3->wr.opcode, IBV_WR_RDMA_WRITE, __ATOMIC_RELEASE);
+	}
+	usleep(200000); /* retries of the rewritten WQEs */
+	at("rewrite-wqe: receive");
+	for (i = 0; i < RW_N && !err; i++) {
+		struct ibv_sge s = { .addr = (uintptr_t)bufb + i * 4096, .length = 4096,
+				     .lkey = mrb->lkey };
+		struct ibv_recv_wr r = { .wr_id = 100 + i, .sg_list = &s, .num_sge = 1 }, *br;
+
+		err = ibv_post_recv(qpb, &r, &br);
+	}
+	ok(!err, "rewrite-wqe: B posts %d receives: %s", RW_N, err_str(err));
+	at("rewrite-wqe: poll");
+	end = now_s() + 20;
+	while (now_s() < end && got < RW_N + 1) {
+		int r = ibv_poll_cq(cqa, 16, wc);
+
+		for (k = 0; k < r; k++, got++) {
+			const struct ibv_wc *c = &wc[k];
+			int good;
+
+			note("A completion %d: wr_id %llu %s opcode %d byte_len %u", got,
+			     (unsigned long long)c->wr_id, ibv_wc_status_str(c->status),
+			     c->opcode, c->byte_len);
+			if (c->wr_id != (uint64_t)got)
+				good = 0;
+			else if (errored)
+				good = c->status == IBV_WC_WR_FLUSH_ERR;
+			else if (c->status == IBV_WC_SUCCESS)
+				good = c->opcode == IBV_WC_SEND && c->byte_len == RW_LEN;
+			else
+				good = c->status == IBV_WC_LOC_QP_OP_ERR ||
+				       c->status == IBV_WC_LOC_LEN_ERR;
+			errored |= c->status != IBV_WC_SUCCESS;
+			bad += !good;
+		}
+		if (got == RW_N && end > now_s() + 0.5)
+			end = now_s() + 0.5; /* anything more is too much */
+		if (r <= 0)
+			usleep(1000);
+	}
+	ok(got == RW_N, "rewrite-wqe: each of the %d WQEs completes once (%d completions)", RW_N,
+	   got);
+	ok(!bad, "rewrite-wqe: in order, as posted (SEND of %d bytes) or a local error then "
+		 "flushes (%d wrong)", RW_LEN, bad);
+	bad = 0;
+	while ((k = ibv_poll_cq(cqb, 1, wc)) > 0) {
+		if (wc[0].status == IBV_WC_SUCCESS) {
+			note("B receive: wr_id %llu byte_len %u", (unsigned long long)wc[0].wr_id,
+			     wc[0].byte_len);
+			bad += wc[0].byte_len != RW_LEN;
+		}
+		gotb++;
+	}
+	ok(!bad, "rewrite-wqe: B receives only whole messages (%d completions, %d wrong)", gotb,
+	   bad);
+out:
+	at("rewrite-wqe: teardown");
+	if (qpa)
+		ibv_destroy_qp(qpa);
+	if (qpb)
+		ibv_destroy_qp(qpb);
+	if (cqa)
+		ibv_destroy_cq(cqa);
+	if (cqb)
+		ibv_destroy_cq(cqb);
+	if (mra)
+		ibv_dereg_mr(mra);
+	if (mrb)
+		ibv_dereg_mr(mrb);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(bufa);
+	free(bufb);
+	still_works("rewrite-wqe");
+}
+
 /* raw */
 
 static int try_mmap(size_t len, off_t off, int prot, int flags, void **p)
@@ -1866,6 +2090,7 @@ static const struct {
 	{ "mmap", test_mmap },
 	{ "kill", test_kill },
 	{ "flush-spin", test_flush_spin },
+	{ "rewrite-wqe", test_rewrite_wqe },
 };
 
 static void usage(FILE *f)
