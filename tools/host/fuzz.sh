@@ -3,14 +3,25 @@
 #
 # tools/host/fuzz.sh [SECONDS]: fuzz the protocol core for SECONDS (default 60) with
 # libFuzzer through cargo-fuzz, on the stable toolchain (RUSTC_BOOTSTRAP=1 lets cargo-fuzz
-# pass its -Z flags). Installs cargo-fuzz into $RRXE_CACHE/tools if missing. The corpus is
-# kept under target/fuzz/ (not committed) and grows from run to run; crashes land in
-# tools/host/rrxe-proto/fuzz/artifacts/. Builds with debug assertions and overflow checks
-# and without a sanitizer: the core is safe Rust, so a bug shows as a panic.
-# Exits 1 when the target crashes or cannot be built.
+# pass its -Z flags). Installs cargo-fuzz into $RRXE_CACHE/tools if missing. Builds with
+# debug assertions and overflow checks and without a sanitizer: the core is safe Rust, so a
+# bug shows as a panic. Exits 1 when the target crashes or cannot be built.
+#
+# Every run starts from the committed corpus, tools/host/rrxe-proto/fuzz/corpus/packet/
+# (small and minimised; inputs that once crashed stay in it as regression cases), plus
+# what earlier runs on this machine found (target/fuzz/corpus/, where new inputs go).
+# Crashes land in tools/host/rrxe-proto/fuzz/artifacts/.
+#
+# tools/host/fuzz.sh --merge: minimise the committed corpus together with the local one
+# into the committed directory (libFuzzer -merge=1), for a commit after a long run.
 set -euo pipefail
+merge=
+if [ "${1:-}" = --merge ]; then
+	merge=1
+	shift
+fi
 secs=${1:-60}
-case $secs in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
+case $secs in '' | *[!0-9]*) echo "usage: $0 [--merge] [SECONDS]" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
@@ -29,16 +40,31 @@ export RUSTC_BOOTSTRAP=1
 target=packet
 work=$top/target/fuzz
 corpus=$work/corpus/$target
-mkdir -p "$corpus"
+seeds=$top/tools/host/rrxe-proto/fuzz/corpus/$target
+mkdir -p "$corpus" "$seeds"
 log=$work/$target.log
 cd "$top/tools/host/rrxe-proto/fuzz"
 
 echo "fuzz: building $target"
 cargo fuzz build --sanitizer none --target-dir "$work/build" "$target"
 
-echo "fuzz: running $target for $secs s (corpus $corpus)"
+if [ -n "$merge" ]; then
+	merged=$work/merged-$target
+	rm -rf "$merged"
+	mkdir -p "$merged"
+	before=$(find "$seeds" -type f | wc -l)
+	cargo fuzz run --sanitizer none --target-dir "$work/build" "$target" "$merged" \
+		"$seeds" "$corpus" -- -merge=1 >"$log" 2>&1 || { tail -n 20 "$log"; exit 1; }
+	rm -rf "$seeds"
+	mv "$merged" "$seeds"
+	echo "fuzz: $target: committed corpus $before -> $(find "$seeds" -type f | wc -l) inputs," \
+		"$(find "$seeds" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }') bytes ($seeds)"
+	exit 0
+fi
+
+echo "fuzz: running $target for $secs s (corpus $corpus, seeds $seeds)"
 set +e
-cargo fuzz run --sanitizer none --target-dir "$work/build" "$target" "$corpus" -- \
+cargo fuzz run --sanitizer none --target-dir "$work/build" "$target" "$corpus" "$seeds" -- \
 	-max_total_time="$secs" -timeout=10 -print_final_stats=1 >"$log" 2>&1
 rc=$?
 set -e
