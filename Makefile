@@ -11,6 +11,8 @@
 #                   hours, not for CI
 #   make conformance  pyverbs rxe vs rrxe, and the two-VM interoperability matrix with rxe
 #                   (also over lossy links); hours, not for CI
+#   make soak       100 back-to-back two-VM traffic runs, rrxe-rrxe and rxe-rrxe, counting
+#                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
@@ -19,7 +21,7 @@
 SHELL := /bin/bash
 PROVIDER ?= rrxe
 
-.PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance bench clean
+.PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -50,6 +52,10 @@ check-debug:
 
 conformance:
 	tools/testing/conformance
+
+SOAK_RUNS ?= 100
+soak: modules
+	tools/testing/soak --runs $(SOAK_RUNS)
 
 bench: modules
 	tools/bench/bench
