@@ -21,12 +21,16 @@ base_pkgs=(
 	busybox-static qemu-system-x86 qemu-system-data seabios iproute2
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest python3-pyverbs
 	libibverbs-dev jq
+	# The clients people run on soft-RoCE, used in the guest through the host root:
+	# NVMe over RDMA, NFS over RDMA, SMB Direct, iSER, UCX, libfabric, qperf.
+	nvme-cli fio nfs-kernel-server nfs-common rpcbind cifs-utils ksmbd-tools open-iscsi
+	ucx-utils libfabric-bin qperf
 )
 rust_pkgs=(rustc-web rust-web-src libstd-rust-web-dev rustfmt-web rust-web-clippy)
 
+sudo=
+[ "$(id -u)" = 0 ] || sudo=sudo
 apt_get() {
-	local sudo=
-	[ "$(id -u)" = 0 ] || sudo=sudo
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 "$@"
 }
 
@@ -60,7 +64,7 @@ done
 [ -n "$(installed_version linux-source-6.12)" ] || missing+=(ksrc)
 
 if [ ${#missing[@]} -gt 0 ] || [ -z "$rust_ok" ]; then
-	echo "deps: installing: ${missing[*]}${rust_ok:- rust-toolchain} (log: $RRXE_CACHE/deps.log)"
+	echo "deps: installing: ${missing[*]}$([ -n "$rust_ok" ] || echo " rust-toolchain") (log: $RRXE_CACHE/deps.log)"
 	mkdir -p "$RRXE_CACHE"
 	apt_get update -q >"$RRXE_CACHE/deps.log" 2>&1
 	want=()
@@ -88,6 +92,15 @@ if [ ${#missing[@]} -gt 0 ] || [ -z "$rust_ok" ]; then
 		done
 		# 1.85 splits its runtime into its own package; it must match as well.
 		case $rust_ok in 1.85*) want+=("libstd-rust-web-1.85=$rust_ok") ;; esac
+	fi
+	# The client packages' services run in the guest, never on the host: without a
+	# policy-rc.d of the host's own, one that forbids starting them while installing.
+	policy=/usr/sbin/policy-rc.d
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\n# rrxe deps.sh: no service starts while installing.\nexit 101\n' |
+			$sudo tee $policy >/dev/null
+		$sudo chmod 755 $policy
+		trap '$sudo rm -f '"$policy" EXIT
 	fi
 	apt_get install -y -q --no-install-recommends --allow-downgrades "${want[@]}" \
 		>>"$RRXE_CACHE/deps.log" 2>&1 || { tail -n 20 "$RRXE_CACHE/deps.log" >&2; exit 1; }
