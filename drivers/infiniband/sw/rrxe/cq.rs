@@ -54,6 +54,9 @@ pub(crate) struct Cqe {
     pub(crate) ib_qp: usize,
     /// `RDMA_NETWORK_*` of a UD receive (kernel consumers).
     pub(crate) network_hdr_type: u8,
+    /// The RoCE packet type of a UD receive, reported as the SL to userspace, whose work
+    /// completion has no `network_hdr_type` ([`crate::proto::grh::UdGrh::roce_pkt_type`]).
+    pub(crate) sl: u8,
 }
 
 /// What the CQ lock protects.
@@ -178,6 +181,7 @@ impl Cq {
                 qp_num: c.qp_num,
                 src_qp: c.src_qp,
                 wc_flags: c.wc_flags,
+                sl: c.sl,
                 port_num: 1,
                 ..Default::default()
             };

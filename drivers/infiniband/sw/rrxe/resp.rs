@@ -20,6 +20,7 @@ use crate::{
         aeth::{Aeth, Syndrome},
         atomic::AtomicAckEth,
         bth::{Bth, DEFAULT_PKEY},
+        grh::{UdGrh, UD_GRH_LEN},
         opcode::{Opcode, Operation},
         packet::{Headers, Packet},
         psn::Psn,
@@ -28,7 +29,7 @@ use crate::{
             check_psn, check_resource, check_write_payload, duplicate_action, error_action,
             find_resource, flush_access, next_msn, read_last_psn, read_replay, recv_wc_opcode,
             reply_kind, DuplicateAction, OpSeq, PsnVerdict, ReadReply, ReadResource, Reply,
-            RespError, UD_GRH_LEN,
+            RespError,
         },
         verbs::{QpType, WcStatus},
     },
@@ -534,17 +535,17 @@ fn execute(
                 return Err(RespError::Rnr);
             };
             if qp.qp_type.is_datagram() {
-                // The network header goes first: a GRH, or the IPv4 header in its last 20
-                // bytes.
-                let at = UD_GRH_LEN - ip.len() as u64;
-                sgl::write(d, owner, r.wqe.data.sges(), at, ip).map_err(mem_err_local)?;
+                // The network header goes first.
+                let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
+                sgl::write(d, owner, r.wqe.data.sges(), 0, &grh.area).map_err(mem_err_local)?;
                 r.offset = UD_GRH_LEN;
                 wc.wc_flags |= b::ib_wc_flags_IB_WC_GRH;
-                wc.network_hdr_type = if ip.len() == crate::proto::icrc::IPV4_HDR_LEN {
+                wc.network_hdr_type = if grh.ipv4 {
                     b::rdma_network_type_RDMA_NETWORK_IPV4 as u8
                 } else {
                     b::rdma_network_type_RDMA_NETWORK_IPV6 as u8
                 };
+                wc.sl = grh.roce_pkt_type();
                 wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
             }
             // A message longer than the device's largest (`max_msg_sz`) is a length error,

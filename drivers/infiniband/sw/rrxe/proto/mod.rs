@@ -31,6 +31,7 @@ pub mod bth;
 pub mod completer;
 pub mod deth;
 pub mod flush;
+pub mod grh;
 pub mod icrc;
 pub mod ieth;
 pub mod immdt;

@@ -18,6 +18,7 @@
 use super::aeth::{NakCode, Syndrome, MSN_MASK};
 use super::atomic::ATOMIC_ALIGN;
 use super::flush::{Feth, ATOMIC_WRITE_LEN, PLT_GLOBAL, PLT_PERSISTENT};
+use super::grh::UD_GRH_LEN;
 use super::mtu::Mtu;
 use super::opcode::{Opcode, Operation, Position};
 use super::packet::pad_len;
@@ -25,10 +26,6 @@ use super::psn::Psn;
 use super::requester::{packets_for, MAX_MSG_SIZE};
 use super::reth::Reth;
 use super::verbs::{Access, QpType, WcOpcode, WcStatus};
-
-/// Bytes a UD receive buffer must have in front of the payload for the network header (the
-/// 40-byte GRH, or the IPv4 header in its last 20 bytes).
-pub const UD_GRH_LEN: u64 = 40;
 
 /// Sequence state the responder keeps between packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
