@@ -34,6 +34,14 @@
 #                                /sys, /dev and a tmpfs /tmp holding rdma-core's pyverbs
 #                                tests, unpacked in /tmp/tests; pyroot_run runs CMD (sh
 #                                syntax) there, in /tmp/tests, with a clean environment
+#   hostroot_setup / hostroot_run [-t SECS] CMD... / hostroot_teardown
+#                                the same chroot ($HOSTROOT) for Debian's client programs
+#                                (nvme-cli, fio, NFS, SMB and iSCSI tools, UCX): also
+#                                configfs and writable tmpfs on /tmp, /run, /var/lib,
+#                                /var/log and /var/cache; CMD runs with a clean environment
+#                                in /tmp
+#   mounted DIR                  DIR is a mount point
+#   configfs_up                  configfs mounted on /sys/kernel/config
 
 GID_V4MAPPED=0000:0000:0000:0000:0000:ffff:
 
@@ -286,5 +294,61 @@ pyroot_teardown() {
 		umount "$PYROOT/$d" 2>/dev/null
 	done
 	umount "$PYROOT" 2>/dev/null
+	return 0
+}
+
+HOSTROOT=/tmp/hostroot
+# mounted DIR: DIR is a mount point (the guest has no mountpoint(1)).
+mounted() {
+	grep -q "^[^ ]* $1 " /proc/mounts
+}
+
+# configfs_up: configfs mounted on /sys/kernel/config.
+configfs_up() {
+	mounted /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+}
+
+# hostroot_setup: returns 1 (with a message) if there is no host root.
+hostroot_setup() {
+	local d
+	[ -x /host/usr/bin/env ] || { echo "no host root on /host"; return 1; }
+	configfs_up || return 1
+	mkdir -p "$HOSTROOT"
+	mount --bind /host "$HOSTROOT" || return 1
+	for d in proc sys dev; do
+		mount -o rbind "/$d" "$HOSTROOT/$d" || return 1
+	done
+	# Daemons write their state and pid files here.
+	for d in tmp run var/lib var/log var/cache; do
+		mount -t tmpfs tmpfs "$HOSTROOT/$d" || return 1
+	done
+	mkdir -p "$HOSTROOT/run/lock" "$HOSTROOT/var/lib/nfs/rpc_pipefs" \
+		"$HOSTROOT/var/lib/nfs/v4recovery"
+	: >"$HOSTROOT/var/lib/nfs/etab"
+	: >"$HOSTROOT/var/lib/nfs/rmtab"
+}
+
+# hostroot_run [-t SECS] CMD...: CMD's status (124 after SECS seconds, as run_to).
+hostroot_run() {
+	local secs=0
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	set -- chroot "$HOSTROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/tmp LANG=C.UTF-8 /bin/sh -c "cd /tmp && $*"
+	if [ "$secs" -gt 0 ]; then
+		run_to "$secs" "$@"
+	else
+		"$@"
+	fi
+}
+
+hostroot_teardown() {
+	local d
+	for d in var/cache var/log var/lib run tmp dev sys proc; do
+		umount -l "$HOSTROOT/$d" 2>/dev/null
+	done
+	umount -l "$HOSTROOT" 2>/dev/null
 	return 0
 }

@@ -25,6 +25,8 @@
 #   tr_rping SECS ADDRESS COUNT SIZE
 #        rping -V (data verified) with the RDMA CM on ADDRESS; the client prints (-v) and
 #        must show COUNT distinct pings
+#   TR_EXPECT_FAIL=WHY tr_run ...
+#        a test that must fail (the C driver's known defects): ok if it fails, saying WHY
 #   tr_active_mtu DEV    the port's active MTU in bytes
 #   TR_SX                a command prefix for the server side in tr_rping (e.g. ip netns
 #                        exec ns1; default none); scripts may use it for their own tests
@@ -249,7 +251,7 @@ tr_run() {
 		TR_PORT=$((TR_PORT + 1))
 	done
 	[ $sst != 124 ] || echo "TIMEOUT: still running after $secs s: ${scmd[*]}" >>"$TR_DIR/$name.server"
-	if [ $sst = 124 ] || [ $cst = 124 ]; then
+	if [ -z "${TR_EXPECT_FAIL:-}" ] && { [ $sst = 124 ] || [ $cst = 124 ]; }; then
 		TR_HANGS=$((TR_HANGS + 1))
 	else
 		TR_HANGS=0
@@ -262,7 +264,13 @@ tr_run() {
 			why="$why $side: $a;"
 		fi
 	done
-	if [ -z "$why" ]; then
+	if [ -n "${TR_EXPECT_FAIL:-}" ]; then
+		if [ -z "$why" ]; then
+			tap_fail "$desc: passes, expected to fail ($TR_EXPECT_FAIL): update the test"
+		else
+			tap_ok "$desc: fails as expected ($TR_EXPECT_FAIL):${why%;}"
+		fi
+	elif [ -z "$why" ]; then
 		tap_ok "$desc ($(($(date +%s) - start)) s${ran:+; run twice: a known crash})"
 		for side in server client; do
 			[ ! -f "$TR_DIR/$name.$side" ] || [ -z "${TR_SUMMARY:-}" ] ||
