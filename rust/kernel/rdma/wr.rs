@@ -55,6 +55,9 @@ pub struct SendWr {
     pub reg_key: u32,
     /// Access of REG_MR.
     pub reg_access: u32,
+    /// The MR's iova when REG_MR was posted: the consumer may change it after
+    /// `ib_map_mr_sg` (NFS/RDMA puts the RPC's XID in its upper 32 bits).
+    pub reg_iova: u64,
 }
 
 /// A kernel receive work request, decoded.
@@ -149,6 +152,7 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
             reg_lkey: 0,
             reg_key: 0,
             reg_access: 0,
+            reg_iova: 0,
         };
         // SAFETY: `sg_list` holds `num_sge` entries (verbs contract).
         match unsafe { read_sges(wr.sg_list, wr.num_sge, &mut out.sges) } {
@@ -193,7 +197,10 @@ impl<'a, T: DeviceOps> SendWrs<'a, T> {
                 // SAFETY: As above, an `ib_reg_wr` naming a valid MR of the device.
                 let r = unsafe { &*p.cast::<bindings::ib_reg_wr>() };
                 // SAFETY: The MR is valid for the call.
-                out.reg_lkey = unsafe { r.mr.as_ref() }.map_or(0, |m| m.lkey);
+                if let Some(m) = unsafe { r.mr.as_ref() } {
+                    out.reg_lkey = m.lkey;
+                    out.reg_iova = m.iova;
+                }
                 out.reg_key = r.key;
                 out.reg_access = r.access as u32;
             }

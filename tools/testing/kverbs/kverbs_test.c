@@ -47,7 +47,9 @@
  *                              (matching and not) on 8-byte aligned targets, checking the
  *                              returned originals; the remote buffer is an MR from
  *                              ib_alloc_mr + ib_map_mr_sg + IB_WR_REG_MR with a key from
- *                              ib_update_fast_reg_key
+ *                              ib_update_fast_reg_key, every other time with the upper
+ *                              32 bits of mr->iova changed before REG_MR (as NFS/RDMA
+ *                              does)
  *   write_global, write_imm_global, read_global
  *                              the same through pd->unsafe_global_rkey
  *                              (IB_PD_UNSAFE_GLOBAL_RKEY)
@@ -1437,6 +1439,11 @@ static int treg(struct tctx *c)
 	if (c->mr->iova != c->s[1].dma || c->mr->length != T_BUF)
 		return terr(c, -EIO, "ib_map_mr_sg: iova %#llx length %llu, expected %#llx %u",
 			    c->mr->iova, c->mr->length, c->s[1].dma, T_BUF);
+	/* Every other registration gets an iova of its own choosing, as NFS/RDMA's
+	 * frwr_map puts the RPC's XID in the upper 32 bits: REG_MR takes mr->iova as it
+	 * is when posted. */
+	if (c->key & 1)
+		c->mr->iova = (c->mr->iova & 0xffffffffULL) | (u64)(0x5a5a0000u | c->key) << 32;
 	wr.wr.opcode = IB_WR_REG_MR;
 	wr.mr = c->mr;
 	wr.key = c->mr->rkey;

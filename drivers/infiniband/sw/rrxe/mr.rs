@@ -507,13 +507,16 @@ pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId, qpn: u32) -> Result<
 
 /// Registers the fast-registration MR whose lkey is `mr_lkey` (REG_MR by a QP of PD
 /// `pd`) with the key `new_key` (only its 8-bit part may differ) and `access`, over the
-/// pages `map_mr_sg` mapped. The MR must be free.
+/// pages `map_mr_sg` mapped, at `iova`: the consumer may have changed the iova
+/// `map_mr_sg` gave (NFS/RDMA does) but not its offset in the first page, which the pages
+/// are mapped for. The MR must be free.
 pub(crate) fn fast_reg(
     dev: &RrxeDev,
     pd: PdId,
     mr_lkey: u32,
     new_key: u32,
     access: u32,
+    iova: u64,
 ) -> Result<(), MemError> {
     if new_key >> 8 != mr_lkey >> 8 {
         return Err(MemError::Key);
@@ -532,6 +535,14 @@ pub(crate) fn fast_reg(
     if st.pd != pd {
         return Err(MemError::Pd);
     }
+    let page_mask = 1u64
+        .checked_shl(st.page_shift)
+        .ok_or(MemError::Range)?
+        .wrapping_sub(1);
+    if iova & page_mask != st.iova & page_mask || iova.checked_add(st.length).is_none() {
+        return Err(MemError::Range);
+    }
+    st.iova = iova;
     st.key = new_key;
     st.access = access;
     st.state = State::Valid;

@@ -239,7 +239,10 @@ fn local_op(qp: &QpShared, dev: &Device<RrxeDev>, wqe: &SendWqe) -> Result<(), M
     let d = dev.data();
     match wqe.op {
         WrOpcode::LocalInv => mr::invalidate(d, wqe.ex, qp.pd, qp.qpn),
-        WrOpcode::RegMr => mr::fast_reg(d, qp.pd, wqe.bind.mr_lkey, wqe.bind.rkey, wqe.bind.access),
+        WrOpcode::RegMr => {
+            let bd = &wqe.bind;
+            mr::fast_reg(d, qp.pd, bd.mr_lkey, bd.rkey, bd.access, bd.addr)
+        }
         WrOpcode::BindMw => {
             let bd = &wqe.bind;
             mr::bind_mw(

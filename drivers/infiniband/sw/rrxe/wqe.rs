@@ -291,10 +291,11 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
             };
         }
         WrOpcode::RegMr if kernel => {
-            // Kernel requests only: the MR's lkey, the new key and the access rights (in the
-            // window member's places, where `write_send` put them).
+            // Kernel requests only: the MR's iova and lkey, the new key and the access
+            // rights (in the window member's places, where `write_send` put them).
             let m = raw.mw();
             bind = Bind {
+                addr: m.addr,
                 mr_lkey: m.mr_lkey,
                 rkey: m.rkey,
                 access: m.access,
@@ -414,6 +415,8 @@ mod off {
     pub(super) const UD_AH: usize =
         U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, ah_num);
     pub(super) const UD_AV: usize = U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, av);
+    pub(super) const MW_ADDR: usize =
+        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, addr);
     pub(super) const MW_MR_LKEY: usize =
         U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, mr_lkey);
     pub(super) const MW_RKEY: usize =
@@ -509,6 +512,7 @@ pub(crate) fn write_send(
                 w32(off::ATOMIC_RKEY, wr.rkey)?;
             }
             b::ib_wr_opcode_IB_WR_REG_MR => {
+                w64(off::MW_ADDR, wr.reg_iova)?;
                 w32(off::MW_MR_LKEY, wr.reg_lkey)?;
                 w32(off::MW_RKEY, wr.reg_key)?;
                 w32(off::MW_ACCESS, wr.reg_access)?;
