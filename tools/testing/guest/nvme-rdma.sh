@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NVMe over RDMA on the device, data verified:
+#   vm-run [--provider P1[,P2]] [--vms 2] --timeout 900 tools/testing/guest/nvme-rdma.sh [MIB]
+# The target (nvmet-rdma, a brd RAM disk as namespace 1 of one subsystem, port 4420 on
+# the server's IPv4 address) runs on VM1, the host (nvme-rdma: `nvme discover`, `nvme
+# connect`) on VM2; with one VM, both on it, through the device's loopback. fio from the
+# host root writes MIB MiB (default 32) in random blocks of 4 KiB to 1 MiB at queue depth
+# 16 with crc32c verification (--verify_fatal), then reads everything back and verifies
+# it again. VM2 tells VM1 on TCP port 4500 when it is done.
+set -uo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+
+[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+mib=${1:-32}
+nqn=nqn.2024-11.dev.rrxe:test
+port=4420
+done_port=4500
+role=${RRXE_ROLE:-single}
+case $role in
+server | single) target=${RRXE_MY_IP:-10.0.0.1} ;;
+client) target=$RRXE_PEER_IP ;;
+*) die "unknown role $role" ;;
+esac
+echo "# NVMe over RDMA: role $role, target $target:$port, $mib MiB, $RRXE_DEV"
+
+nvmet_up() {
+	local s=/sys/kernel/config/nvmet/subsystems/$nqn p=/sys/kernel/config/nvmet/ports/1
+	modprobe brd rd_nr=1 rd_size=$(((mib + 64) * 1024)) || return 1
+	modprobe nvmet-rdma || return 1
+	configfs_up || return 1
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
+		echo /dev/ram0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" && mkdir "$p" &&
+		echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+		echo "$target" >"$p/addr_traddr" && echo $port >"$p/addr_trsvcid" &&
+		ln -s "$s" "$p/subsystems/$nqn"
+}
+
+nvmet_down() {
+	local s=/sys/kernel/config/nvmet/subsystems/$nqn p=/sys/kernel/config/nvmet/ports/1
+	rm -f "$p/subsystems/$nqn"
+	rmdir "$p" 2>/dev/null
+	[ ! -d "$s/namespaces/1" ] || { echo 0 >"$s/namespaces/1/enable"; rmdir "$s/namespaces/1"; }
+	rmdir "$s" 2>/dev/null
+	modprobe -r nvmet-rdma nvmet brd
+}
+
+# The block device of the connected subsystem, once it shows up.
+nvme_dev() {
+	local c i
+	for i in $(seq 1 50); do
+		for c in /sys/class/nvme/nvme*; do
+			[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$nqn" ] || continue
+			for n in "$c"/nvme*n1; do
+				[ -e "$n" ] && echo "/dev/${n##*/}" && return 0
+			done
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+host_run() {
+	local dev st
+	modprobe nvme-rdma || { tap_fail "modprobe nvme-rdma"; return; }
+	hostroot_setup || { tap_fail "host root"; return; }
+	check "nvme discover finds $nqn" peer_retry -n 60 \
+		hostroot_run "nvme discover -t rdma -a $target -s $port | grep -q 'subnqn: *$nqn'"
+	check "nvme connect" hostroot_run "nvme connect -t rdma -a $target -s $port -n $nqn"
+	if dev=$(nvme_dev); then
+		tap_ok "namespace $dev"
+		# Random blocks of 4 KiB..1 MiB written with a crc32c header each, then read back
+		# and verified a second time by a separate verify pass.
+		st=0
+		hostroot_run -t 600 "fio --thread --name=w --filename=$dev --direct=1 --ioengine=libaio \
+			--iodepth=16 --rw=randwrite --bsrange=4k-1m --size=${mib}m \
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=1 \
+			--output=/tmp/fio-w.log" || st=$?
+		sed -n '/WRITE:/p;/READ:/p;/err=/p;/verify/p' "$HOSTROOT/tmp/fio-w.log" 2>/dev/null |
+			sed 's/^/#   /'
+		check "fio random write $mib MiB, 4k-1m, depth 16, crc32c verified" [ $st = 0 ]
+		st=0
+		hostroot_run -t 600 "fio --thread --name=w --filename=$dev --direct=1 --ioengine=libaio \
+			--iodepth=16 --rw=randwrite --bsrange=4k-1m --size=${mib}m \
+			--verify=crc32c --verify_fatal=1 --verify_only=1 --randrepeat=1 \
+			--output=/tmp/fio-r.log" || st=$?
+		sed -n '/READ:/p;/err=/p' "$HOSTROOT/tmp/fio-r.log" 2>/dev/null | sed 's/^/#   /'
+		check "fio read back $mib MiB, verified" [ $st = 0 ]
+	else
+		tap_fail "no namespace of $nqn appeared"
+	fi
+	check "nvme disconnect" hostroot_run "nvme disconnect -n $nqn | grep -q 'disconnected 1'"
+	hostroot_teardown
+	modprobe -r nvme-rdma nvme-fabrics
+}
+
+case $role in
+single)
+	check "nvmet-rdma target on $target:$port" nvmet_up
+	host_run
+	nvmet_down
+	check "nvmet and brd unloaded" [ ! -d /sys/module/nvmet ]
+	;;
+server)
+	check "nvmet-rdma target on $target:$port" nvmet_up
+	# Until the host VM says it is done (or 15 minutes pass).
+	run_to 900 busybox nc -l -p $done_port </dev/null >/dev/null
+	check "host VM finished" [ $? = 0 ]
+	nvmet_down
+	check "nvmet and brd unloaded" [ ! -d /sys/module/nvmet ]
+	;;
+client)
+	host_run
+	peer_retry -n 30 busybox nc "$target" $done_port </dev/null >/dev/null ||
+		echo "# could not tell the target VM"
+	;;
+esac
+tap_done
