@@ -75,7 +75,9 @@ client_run() {
 	# iscsiadm keeps its discovery and node records in /etc/iscsi: a writable copy.
 	rm -rf /tmp/etc-iscsi && cp -r "$HOSTROOT/etc/iscsi" /tmp/etc-iscsi &&
 		mount --bind /tmp/etc-iscsi "$HOSTROOT/etc/iscsi" || { tap_fail "/etc/iscsi"; return; }
-	check "iscsid" hostroot_run "{ iscsid -f >/tmp/iscsid.log 2>&1 & } && sleep 2 &&
+	# In a session of its own: when it stops (iscsiadm -k), iscsid signals its process
+	# group, which would otherwise be this script's.
+	check "iscsid" hostroot_run "{ setsid iscsid -f >/tmp/iscsid.log 2>&1 & } && sleep 2 &&
 		pgrep -x iscsid >/dev/null || { cat /tmp/iscsid.log; exit 1; }"
 	check "discovery through iser finds $iqn" peer_retry -n 60 hostroot_run \
 		"iscsiadm -m discovery -t sendtargets -p $target:3260 -I iser | grep -q '$iqn'"

@@ -13,7 +13,7 @@
 # rdma_destroy_id, which takes the CM ID's handler_mutex) after a connect handled I/O queue
 # setup in the CM handler (handler_mutex, then nvmet_config_sem) makes 6.12's lockdep
 # report a possible circular locking dependency in nvmet and the RDMA CM (no driver code
-# on either chain; seen with rrxe on both VMs).
+# on either chain; seen with rrxe and with rxe as the target).
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
