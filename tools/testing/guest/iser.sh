@@ -88,7 +88,7 @@ client_run() {
 	if dev=$(iser_disk); then
 		tap_ok "disk $dev"
 		st=0
-		hostroot_run -t 600 "fio --thread --name=w --filename=$dev --direct=1 --ioengine=libaio \
+		hostroot_run -t 600 "fio --thread --eta=never --name=w --filename=$dev --direct=1 --ioengine=libaio \
 			--iodepth=16 --rw=randwrite --bsrange=4k-1m --size=${mib}m \
 			--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=1 \
 			--output=/tmp/fio.log" || st=$?

@@ -83,7 +83,7 @@ client_run() {
 	check "sha256 of the copy back" [ "$(sha256sum </tmp/nfs-src)" = "$(sha256sum </tmp/nfs-back)" ]
 	rm -f /tmp/nfs-src /tmp/nfs-back "$HOSTROOT$m/file"
 	st=0
-	hostroot_run -t 600 "fio --thread --name=nfs --directory=$m --ioengine=psync --direct=1 \
+	hostroot_run -t 600 "fio --thread --eta=never --name=nfs --directory=$m --ioengine=psync --direct=1 \
 		--rw=randwrite --bsrange=4k-256k --size=${mib}m --numjobs=2 \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 --output=/tmp/fio.log" || st=$?
 	sed -n '/WRITE:/p;/READ:/p;/err=/p' "$HOSTROOT/tmp/fio.log" 2>/dev/null | sed 's/^/#   /'
