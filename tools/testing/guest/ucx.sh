@@ -62,7 +62,7 @@ ud() {
 	if [ -n "$ud_broken" ]; then
 		local desc=$1 name=$2 env=$3
 		shift 3
-		secs=60 TR_EXPECT_FAIL="rxe reports SL 0 for IPv4 UD receives" \
+		secs=30 TR_EXPECT_FAIL="rxe reports SL 0 for IPv4 UD receives" \
 			ucx "$desc" "$name" "$env UCX_UD_VERBS_TIMEOUT=10s" "$@"
 	else
 		ucx "$@"
