@@ -43,7 +43,7 @@ tr_run "qperf -cm1 rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw ver_rc_*" chk_q
 	"${hr[@]}" sh -c "qperf -lp @PORT@ -cm1 -t 2 $server rc_bw rc_lat rc_rdma_read_bw \
 		rc_rdma_write_bw ver_rc_compare_swap ver_rc_fetch_add; st=\$?; \
 		qperf -lp @PORT@ $server quit; exit \$st"
-grep -hE '^(rc_|ver_|  (bw|latency))' "$TR_DIR/qperf.client" 2>/dev/null | sed 's/^/#   /'
+grep -hE '^(rc_|ver_| +(bw|latency|msg_rate) )' "$TR_DIR/qperf.client" 2>/dev/null | sed 's/^/#   /'
 
 # fi_pingpong prints a results table; -c checks every message's contents. ofi_rxm sizes its
 # completion queue as (TX + RX queue size) x FI_UNIVERSE_SIZE (default 256), beyond the
