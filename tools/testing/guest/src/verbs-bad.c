@@ -34,6 +34,11 @@
  *   rewrite-wqe  an RC QP retransmits SENDs (the peer answers RNR) while the test rewrites
  *                posted WQEs' opcode and lengths in the SQ mapping: each WQE completes
  *                once, in order, as posted or in a local error followed by flushes
+ *   rnr-forever  an RC QP with rnr_retry 7 (for ever) sends to a QP that never posts a
+ *                receive, at the shortest RNR timer, for 22 s (past the soft lockup
+ *                detector's 20 s): nothing completes, the process keeps running, the QP
+ *                stays in RTS and keeps retrying; then modify to ERR flushes every WQE
+ *                within 1 s, and destroy (also while retrying) returns within 1 s
  * -H (headers only): scribble only the queue headers, never the work requests themselves
  * (C rdma_rxe in 6.12 indexes a table with a user WQE's opcode and oopses on garbage
  * WQEs; -H lets the reference driver run the rest). -T: no thread scribbling while the
@@ -1623,6 +1628,183 @@ out:
 	still_works("rewrite-wqe");
 }
 
+/* rnr-forever */
+
+#define RNR_N 8
+#define RNR_SECS 22
+
+/* The port's hw counter NAME of the device, or -1. */
+static long long port_counter(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", devname,
+		 PORT, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * One round of rnr-forever: RC QP A sends RNR_N SENDs to RC QP B, which never posts a
+ * receive. A has rnr_retry 7 (retry for ever) and B asks for the shortest RNR timer
+ * (0.01 ms), so A retransmits as fast as its timer allows for SECS seconds, longer than
+ * the soft lockup detector's 20 s when SECS is RNR_SECS. Nothing may complete, the
+ * process must keep running (no gap of a second between its 100 ms naps) and A must
+ * still be in RTS. Then, if VIA_ERR, A goes to ERR and every WQE must flush within 1 s;
+ * destroying A and B must each return within 1 s.
+ */
+static void rnr_round(int secs, int via_err)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	const char *how = via_err ? "to ERR" : "destroyed";
+	struct ibv_cq *cqa = NULL, *cqb = NULL;
+	struct ibv_qp *qpa = NULL, *qpb = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc[16];
+	long long rnr0, rnr1;
+	double t, end, last, gap = 0;
+	int i, k, err, got = 0, flushed = 0;
+	char *buf;
+
+	at("rnr-forever: setup");
+	pd = ibv_alloc_pd(ctx);
+	buf = calloc(1, RNR_N * 4096);
+	if (!pd || !buf) {
+		ok(0, "rnr-forever (%s): alloc_pd, buffer", how);
+		goto out;
+	}
+	mr = ibv_reg_mr(pd, buf, RNR_N * 4096, IBV_ACCESS_LOCAL_WRITE);
+	cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!mr || !cqa || !cqb) {
+		ok(0, "rnr-forever (%s): reg_mr, create_cq: %s", how, strerror(errno));
+		goto out;
+	}
+	qa.send_cq = qa.recv_cq = cqa;
+	qpa = ibv_create_qp(pd, &qa);
+	qa.send_cq = qa.recv_cq = cqb;
+	qpb = ibv_create_qp(pd, &qa);
+	if (!qpa || !qpb) {
+		ok(0, "rnr-forever (%s): create_qp: %s", how, strerror(errno));
+		goto out;
+	}
+	err = qp_to_init(qpa);
+	if (!err)
+		err = qp_to_init(qpb);
+	if (!err)
+		err = rw_connect(qpa, qpb->qp_num);
+	if (!err)
+		err = rw_connect(qpb, qpa->qp_num);
+	for (i = 0; i < RNR_N && !err; i++) {
+		struct ibv_sge s = { .addr = (uintptr_t)buf + i * 4096, .length = 3000,
+				     .lkey = mr->lkey };
+		struct ibv_send_wr w = { .wr_id = i, .sg_list = &s, .num_sge = 1,
+					 .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bw;
+
+		err = ibv_post_send(qpa, &w, &bw);
+	}
+	ok(!err, "rnr-forever (%s): QPs to RTS, %d SENDs posted: %s", how, RNR_N, err_str(err));
+	if (err)
+		goto out;
+	at("rnr-forever: retrying");
+	rnr0 = port_counter("rcvd_rnr_err");
+	last = now_s();
+	end = last + secs;
+	while ((t = now_s()) < end) {
+		if (t - last > gap)
+			gap = t - last;
+		last = t;
+		k = ibv_poll_cq(cqa, 16, wc);
+		got += k > 0 ? k : 0;
+		usleep(100000);
+	}
+	rnr1 = port_counter("rcvd_rnr_err");
+	ok(!got, "rnr-forever (%s): nothing completes in %d s of RNR retries (%d completions)",
+	   how, secs, got);
+	ok(gap < 1, "rnr-forever (%s): the process ran every 100 ms (longest gap %.3f s)", how,
+	   gap);
+	ok(rnr0 < 0 || rnr1 - rnr0 >= secs,
+	   "rnr-forever (%s): A kept retrying (rcvd_rnr_err grew by %lld)", how, rnr1 - rnr0);
+	err = ibv_query_qp(qpa, &attr, IBV_QP_STATE, &ia);
+	ok(!err && attr.qp_state == IBV_QPS_RTS, "rnr-forever (%s): A is still in RTS (%s, state %d)",
+	   how, err_str(err), err ? -1 : (int)attr.qp_state);
+	if (via_err) {
+		at("rnr-forever: to ERR");
+		t = now_s();
+		err = qp_to(qpa, IBV_QPS_ERR);
+		t = now_s() - t;
+		ok(!err && t < 1, "rnr-forever (%s): modify_qp to ERR returns in %.3f s (%s)", how, t,
+		   err_str(err));
+		end = now_s() + 1;
+		got = 0;
+		while (got < RNR_N && now_s() < end) {
+			k = ibv_poll_cq(cqa, 16, wc);
+			for (i = 0; i < k; i++, got++)
+				flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+					   wc[i].wr_id == (uint64_t)got;
+			if (k <= 0)
+				usleep(1000);
+		}
+		ok(got == RNR_N && flushed == RNR_N,
+		   "rnr-forever (%s): every SEND flushes in order within 1 s (%d completions, %d "
+		   "flushed)", how, got, flushed);
+	}
+	at("rnr-forever: destroy");
+	t = now_s();
+	err = ibv_destroy_qp(qpa);
+	t = now_s() - t;
+	qpa = NULL;
+	ok(!err && t < 1, "rnr-forever (%s): destroying A returns in %.3f s (%s)", how, t,
+	   err_str(err));
+	t = now_s();
+	err = ibv_destroy_qp(qpb);
+	t = now_s() - t;
+	qpb = NULL;
+	ok(!err && t < 1, "rnr-forever (%s): destroying B returns in %.3f s (%s)", how, t,
+	   err_str(err));
+out:
+	at("rnr-forever: teardown");
+	if (qpa)
+		ibv_destroy_qp(qpa);
+	if (qpb)
+		ibv_destroy_qp(qpb);
+	if (cqa)
+		ibv_destroy_cq(cqa);
+	if (cqb)
+		ibv_destroy_cq(cqb);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(buf);
+}
+
+static void test_rnr_forever(void)
+{
+	if (!have_qp || !have_mr || gid_index < 0) {
+		skip("rnr-forever: the device has no QPs, MRs or GID");
+		return;
+	}
+	rnr_round(RNR_SECS, 1);
+	rnr_round(3, 0);
+	still_works("rnr-forever");
+}
+
 /* raw */
 
 static int try_mmap(size_t len, off_t off, int prot, int flags, void **p)
@@ -2091,6 +2273,7 @@ static const struct {
 	{ "kill", test_kill },
 	{ "flush-spin", test_flush_spin },
 	{ "rewrite-wqe", test_rewrite_wqe },
+	{ "rnr-forever", test_rnr_forever },
 };
 
 static void usage(FILE *f)
