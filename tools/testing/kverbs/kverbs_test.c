@@ -60,6 +60,11 @@
  *                              sees IB_WC_WITH_INVALIDATE) or LOCAL_INV; at the end a
  *                              WRITE with the invalidated rkey must fail with
  *                              IB_WC_REM_ACCESS_ERR and change nothing
+ *   local_inv_chain            per round two fast-reg MRs registered, a WRITE, then one
+ *                              post of two signaled LOCAL_INVs, one per MR (NFS/RDMA's
+ *                              frwr_unmap_sync): the second waits until the first
+ *                              completed (IBA 10.6.5.1), and both must complete without
+ *                              anything else being posted
  *   inv_mid, dereg_mid         (after one REG_MR and WRITE round) a WRITE_WITH_IMM of 3
  *                              MTUs to side 1, which posts no receive: First and Middle
  *                              land, Last is answered with RNR NAKs; side 1 then
@@ -795,7 +800,7 @@ enum tkind {
 	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
 	TK_LOCAL_INV, TK_MID, TK_UD, TK_SRQ_DRAIN
 };
-enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16 };
+enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16, TF_CHAIN = 32 };
 
 static const struct tvariant {
 	const char *name;
@@ -820,6 +825,7 @@ static const struct tvariant {
 	{ "atomic_global_denied", TK_ATOMIC_DENIED, TF_GLOBAL, IB_POLL_DIRECT },
 	{ "send_inv", TK_SEND_INV, TF_FRMR, IB_POLL_DIRECT },
 	{ "local_inv", TK_LOCAL_INV, TF_FRMR, IB_POLL_DIRECT },
+	{ "local_inv_chain", TK_LOCAL_INV, TF_FRMR | TF_CHAIN, IB_POLL_DIRECT },
 	{ "inv_mid", TK_MID, TF_FRMR, IB_POLL_DIRECT },
 	{ "dereg_mid", TK_MID, TF_FRMR | TF_DEREG, IB_POLL_DIRECT },
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
@@ -860,13 +866,13 @@ struct tctx {
 	struct ib_srq *srq;
 	struct tside s[2];
 	u8 *exp;
-	struct ib_mr *mr;
+	struct ib_mr *mr, *mr2;
 	struct scatterlist sg;
 	bool sg_mapped;
 	struct ib_ah *ah;
 	enum ib_mtu path_mtu;
 	u32 mtu, max_msg, send_sge, recv_sge, rd_sge, rd_atom, rd_atom_dest;
-	u8 key;
+	u8 key, key2;
 	atomic_t seq;
 	struct completion comp;
 	int next;
@@ -1388,6 +1394,15 @@ static int tsetup(struct tctx *c)
 			return terr(c, err, "ib_alloc_mr: %d", err);
 		}
 		c->key = c->mr->rkey & 0xff;
+		if (tv->flags & TF_CHAIN) {
+			c->mr2 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, T_BUF / PAGE_SIZE + 1);
+			if (IS_ERR(c->mr2)) {
+				err = PTR_ERR(c->mr2);
+				c->mr2 = NULL;
+				return terr(c, err, "ib_alloc_mr: %d", err);
+			}
+			c->key2 = c->mr2->rkey & 0xff;
+		}
 		sg_init_one(&c->sg, c->s[1].buf, T_BUF);
 		if (ib_dma_map_sg(d, &c->sg, 1, DMA_BIDIRECTIONAL) != 1)
 			return terr(c, -EIO, "ib_dma_map_sg failed");
@@ -1411,6 +1426,8 @@ static void tteardown(struct tctx *c)
 		ib_dma_unmap_sg(c->dev, &c->sg, 1, DMA_BIDIRECTIONAL);
 	if (c->mr)
 		WARN_ON(ib_dereg_mr(c->mr));
+	if (c->mr2)
+		WARN_ON(ib_dereg_mr(c->mr2));
 	if (c->scq)
 		ib_free_cq(c->scq);
 	if (c->rcq)
@@ -1425,28 +1442,29 @@ static void tteardown(struct tctx *c)
 		WARN_ON(ib_dealloc_pd_user(c->pd, NULL));
 }
 
-/* Registers side 1's buffer through the fast-reg MR with a new key (REG_MR on side 1). */
-static int treg(struct tctx *c)
+/* Registers side 1's buffer through fast-reg MR MR with a new key, counted in KEY
+ * (REG_MR on side 1). */
+static int treg_mr(struct tctx *c, struct ib_mr *mr, u8 *key)
 {
 	struct ib_reg_wr wr = {};
 	struct twr *w;
 	int n, err;
 
-	ib_update_fast_reg_key(c->mr, ++c->key);
-	n = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
+	ib_update_fast_reg_key(mr, ++*key);
+	n = ib_map_mr_sg(mr, &c->sg, 1, NULL, PAGE_SIZE);
 	if (n != 1)
 		return terr(c, n < 0 ? n : -EIO, "ib_map_mr_sg: %d", n);
-	if (c->mr->iova != c->s[1].dma || c->mr->length != T_BUF)
+	if (mr->iova != c->s[1].dma || mr->length != T_BUF)
 		return terr(c, -EIO, "ib_map_mr_sg: iova %#llx length %llu, expected %#llx %u",
-			    c->mr->iova, c->mr->length, c->s[1].dma, T_BUF);
+			    mr->iova, mr->length, c->s[1].dma, T_BUF);
 	/* Every other registration gets an iova of its own choosing, as NFS/RDMA's
 	 * frwr_map puts the RPC's XID in the upper 32 bits: REG_MR takes mr->iova as it
 	 * is when posted. */
-	if (c->key & 1)
-		c->mr->iova = (c->mr->iova & 0xffffffffULL) | (u64)(0x5a5a0000u | c->key) << 32;
+	if (*key & 1)
+		mr->iova = (mr->iova & 0xffffffffULL) | (u64)(0x5a5a0000u | *key) << 32;
 	wr.wr.opcode = IB_WR_REG_MR;
-	wr.mr = c->mr;
-	wr.key = c->mr->rkey;
+	wr.mr = mr;
+	wr.key = mr->rkey;
 	wr.access = T_ACCESS;
 	err = tpost_send(c, 1, &wr.wr, &w, "REG_MR");
 	if (!err)
@@ -1454,6 +1472,12 @@ static int treg(struct tctx *c)
 	if (!err)
 		err = tcheck(c, w, "REG_MR", IB_WC_REG_MR, c->s[1].qp, -1, 0, 0, 0);
 	return err;
+}
+
+/* Registers side 1's buffer through the fast-reg MR with a new key. */
+static int treg(struct tctx *c)
+{
+	return treg_mr(c, c->mr, &c->key);
 }
 
 static void tremote(struct tctx *c, u32 off, u64 *addr, u32 *rkey)
@@ -1787,6 +1811,38 @@ static int tlocal_inv(struct tctx *c)
 }
 
 /*
+ * One post of a signaled LOCAL_INV for each of the two MRs, as NFS/RDMA's frwr_unmap_sync
+ * posts them when a reply leaves MRs registered: a LOCAL_INV starts only once every
+ * earlier WQE has completed, and the second must then run without another post.
+ */
+static noinline_for_stack int tlocal_inv_chain(struct tctx *c)
+{
+	struct ib_send_wr wr[2] = {};
+	const struct ib_send_wr *bad;
+	struct twr *ws[2];
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		ws[i] = twr_get(c);
+		wr[i].opcode = IB_WR_LOCAL_INV;
+		wr[i].send_flags = IB_SEND_SIGNALED;
+		wr[i].wr_cqe = &ws[i]->cqe;
+		wr[i].ex.invalidate_rkey = i ? c->mr2->rkey : c->mr->rkey;
+	}
+	wr[0].next = &wr[1];
+	err = ib_post_send(c->s[1].qp, wr, &bad);
+	if (err)
+		return terr(c, err, "ib_post_send of two LOCAL_INVs: %d", err);
+	err = twait(c, ws, 2, "two chained LOCAL_INVs");
+	for (i = 0; !err && i < 2; i++)
+		err = tcheck(c, ws[i], "chained LOCAL_INV", IB_WC_LOCAL_INV, c->s[1].qp, -1, 0,
+			     0, 0);
+	if (!err && ws[1]->seq < ws[0]->seq)
+		err = terr(c, -EIO, "the second LOCAL_INV completed first");
+	return err;
+}
+
+/*
  * Invalidation in the middle of a message: see inv_mid and dereg_mid at the top. The
  * Last packet can only be accepted once side 1 posts a receive, which it does after the
  * invalidation completed, so the order is certain however the packets are timed.
@@ -1941,9 +1997,13 @@ static int tround(struct tctx *c, int round)
 	case TK_SEND_INV:
 	case TK_LOCAL_INV:
 		err = treg(c);
+		if (!err && c->mr2)
+			err = treg_mr(c, c->mr2, &c->key2);
 		if (!err)
 			err = twrite_one(c, 4096, round, false, 0, true);
-		if (!err)
+		if (!err && c->mr2)
+			err = tlocal_inv_chain(c);
+		else if (!err)
 			err = c->tv->kind == TK_SEND_INV ? tsend_inv(c) : tlocal_inv(c);
 		break;
 	case TK_MID:

@@ -41,6 +41,11 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
     }
     inner.sq.advance();
+    // A requester waiting for this completion goes on in another pass: completions of
+    // WQEs that need no acknowledge (local operations, datagrams) come after it in a pass.
+    if core::mem::take(&mut inner.eng.wait_completion) {
+        out.again = true;
+    }
     // The requester may be sending it again: it stops, and goes on after it.
     if inner.eng.cur.as_ref().is_some_and(|c| c.index == cons) {
         inner.eng.cur = None;

@@ -177,6 +177,9 @@ pub(crate) struct Engine {
     pub(crate) rd_atomic: u32,
     /// An RNR NAK was received: wait for the RNR timer.
     pub(crate) rnr_wait: bool,
+    /// The requester stopped until an earlier WQE completes (a LOCAL INVALIDATE or a
+    /// fence, a read/atomic slot, a full track): the next completion runs it again.
+    pub(crate) wait_completion: bool,
     /// Per in-flight WQE, by send queue index modulo its length (a power of two).
     pub(crate) track: KVec<Track>,
     pub(crate) comp: CompState,
@@ -209,6 +212,7 @@ impl Engine {
             ack_policy: AckReqPolicy::new(),
             rd_atomic: 0,
             rnr_wait: false,
+            wait_completion: false,
             track,
             comp: CompState::new(Psn::new(0)),
             retry: RetryCounter::new(0),
@@ -268,6 +272,7 @@ impl Engine {
         self.cur = None;
         self.rd_atomic = 0;
         self.rnr_wait = false;
+        self.wait_completion = false;
         self.retrying = false;
         self.ahead.reset();
         self.holes.clear();

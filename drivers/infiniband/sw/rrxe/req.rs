@@ -278,6 +278,7 @@ fn start_next(
     let cons = inner.sq.consumer();
     let in_flight = inner.sq.distance(cons, index);
     if in_flight + 1 >= inner.eng.tracked() {
+        inner.eng.wait_completion = true;
         return false;
     }
     let again = restarted(inner, index);
@@ -326,6 +327,8 @@ fn start_next(
         oldest_unacked: inner.eng.comp.psn,
     });
     if g != Gate::Proceed {
+        // Acknowledges open the PSN window; they come as responses, which run the engine.
+        inner.eng.wait_completion = g != Gate::WaitPsnWindow;
         return false;
     }
     if wqe.op.is_local() {
