@@ -25,6 +25,8 @@ base_pkgs=(
 	# NVMe over RDMA, NFS over RDMA, SMB Direct, iSER, UCX, libfabric, qperf.
 	nvme-cli fio nfs-kernel-server nfs-common rpcbind cifs-utils ksmbd-tools open-iscsi
 	ucx-utils libfabric-bin qperf
+	# The newest rdma-core, built in place for its test suite (rdma-core-new.sh).
+	cmake ninja-build cython3 python3-dev libnl-3-dev libnl-route-3-dev libudev-dev pkg-config
 )
 rust_pkgs=(rustc-web rust-web-src libstd-rust-web-dev rustfmt-web rust-web-clippy)
 

@@ -266,11 +266,13 @@ slab_report() {
 }
 
 PYROOT=/tmp/pyroot
-# pyroot_setup: returns 1 (with a message) if the host root has no python3 or no tests.
+# pyroot_setup [TESTS]: a chroot of the host root on $PYROOT with the pyverbs tests of
+# directory TESTS (default Debian's rdma-core 44 tests from the host) in /tmp/tests; returns
+# 1 (with a message) if the host root has no python3 or there are no tests.
 pyroot_setup() {
-	local d
+	local d tests=${1:-/host/usr/share/doc/rdma-core/tests}
 	[ -x /host/usr/bin/python3 ] || { echo "no host root with python3 on /host"; return 1; }
-	[ -d /host/usr/share/doc/rdma-core/tests ] || { echo "no pyverbs tests on the host"; return 1; }
+	[ -d "$tests" ] || { echo "no pyverbs tests in $tests"; return 1; }
 	mkdir -p "$PYROOT"
 	mount --bind /host "$PYROOT" || return 1
 	for d in proc sys dev dev/pts dev/shm; do
@@ -278,8 +280,11 @@ pyroot_setup() {
 	done
 	mount -t tmpfs tmpfs "$PYROOT/tmp" || return 1
 	mkdir -p "$PYROOT/tmp/tests"
-	cp -r /host/usr/share/doc/rdma-core/tests/. "$PYROOT/tmp/tests/"
-	gunzip -f "$PYROOT"/tmp/tests/*.gz
+	cp -r "$tests/." "$PYROOT/tmp/tests/"
+	# Debian ships some of them compressed.
+	for d in "$PYROOT"/tmp/tests/*.gz; do
+		[ ! -f "$d" ] || gunzip -f "$d" || return 1
+	done
 }
 
 # pyroot_run CMD...: CMD's status.

@@ -3,7 +3,9 @@
 #
 # pyverbs parity (vm-run --provider rxe [--timeout 1200] pyverbs-compare.sh [TESTS...]):
 # runs rdma-core 44's pyverbs tests (Debian python3-pyverbs, from the host root on /host,
-# in a chroot as pyverbs.sh does) on the C rxe0, then in the same boot deletes rxe0,
+# in a chroot as pyverbs.sh does), or with --rdma-core DIR those of the rdma-core tree DIR
+# on the host built in place by tools/build/rdma-core-new.sh (its own pyverbs, libibverbs
+# and rxe provider), on the C rxe0, then in the same boot deletes rxe0,
 # unloads rdma_rxe, loads rrxe, creates rrxe0 on eth0 and runs the same tests there.
 # Prints the table "test | rxe | rrxe" (pass, fail, error, skip, xfail, xpass, missing)
 # with totals, and fails if a test that passes on rxe does not pass on rrxe, unless it is
@@ -12,15 +14,17 @@
 # be removed. TESTS are unittest names (test_pd test_cq.CQAPITest ...); default: the
 # whole suite.
 #
-#   pyverbs-compare.sh [--known FILE] [--per-run-timeout SECS] [TESTS...]
+#   pyverbs-compare.sh [--rdma-core DIR] [--known FILE] [--per-run-timeout SECS] [TESTS...]
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
 guest=${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}
 known=$guest/pyverbs-known.txt
 per_run=
+rdma_core=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--rdma-core) rdma_core=$2; shift 2 ;;
 	--known) known=$2; shift 2 ;;
 	--per-run-timeout) per_run=$2; shift 2 ;;
 	*) break ;;
@@ -36,7 +40,15 @@ if [ -z "$per_run" ]; then
 	[ "$per_run" -ge 60 ] || per_run=60
 fi
 
-pyroot_setup || die "pyverbs chroot"
+if [ -n "$rdma_core" ]; then
+	# The chroot's /tmp is a tmpfs of its own.
+	case $rdma_core in /tmp/*) die "$rdma_core: the chroot cannot see the host's /tmp" ;; esac
+	pyroot_setup "/host$rdma_core/tests" || die "pyverbs chroot"
+	py_env=(PYTHONPATH="$rdma_core/build/python" LD_LIBRARY_PATH="$rdma_core/build/lib")
+else
+	pyroot_setup || die "pyverbs chroot"
+	py_env=()
+fi
 trap pyroot_teardown EXIT
 cp "$guest/pyverbs_compare.py" "$PYROOT/tmp/tests/"
 [ ! -f "$known" ] || cp "$known" "$PYROOT/tmp/known.txt"
@@ -48,7 +60,7 @@ suite() {
 	start=$(date +%s)
 	echo "### pyverbs on $1 (GID index $2): $tests"
 	run_to "$per_run" chroot "$PYROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp \
-		LANG=C.UTF-8 /bin/sh -c "cd /tmp/tests && python3 pyverbs_compare.py run $3 \
+		LANG=C.UTF-8 "${py_env[@]}" /bin/sh -c "cd /tmp/tests && python3 pyverbs_compare.py run $3 \
 		--dev $1 --gid $2 -v $tests" 2>&1
 	st=$?
 	echo "### pyverbs on $1: status $st after $(($(date +%s) - start)) s"
