@@ -35,21 +35,18 @@
  * TAP output; exit 1 on any failure.
  */
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "roce-raw.h"
 #include "rrxe-test.h"
 
 #define MSG 512
 #define BUF 8192
 #define CANARY 0x5a
 #define FORGED 0xee
-#define ROCE_PORT 4791
-#define PSN_MASK 0xffffffu
 
 enum { OP_SEND_ONLY = 0x04, OP_WRITE_ONLY = 0x0a, OP_READ_RESP_ONLY = 0x10, OP_ACK = 0x11,
        OP_ATOMIC_ACK = 0x12, OP_UD_SEND_ONLY = 0x64 };
@@ -100,35 +97,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* crc32_le of Linux: reflected 0xedb88320, no inversion. */
-static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t n)
-{
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-	}
-	return crc;
-}
-
-/* The ICRC of an IPv4 RoCEv2 datagram `pkt` of `len` bytes (IP header, UDP header, BTH...,
- * ICRC last), as proto/icrc.rs and rxe compute it. */
-static uint32_t icrc(const uint8_t *pkt, size_t len)
-{
-	uint8_t m[20 + 8 + 12];
-	uint32_t crc = 0xdebb20e3; /* eight 0xff bytes for the masked LRH */
-
-	memcpy(m, pkt, sizeof(m));
-	m[1] = 0xff;             /* TOS */
-	m[8] = 0xff;             /* TTL */
-	m[10] = m[11] = 0xff;    /* IP checksum */
-	m[26] = m[27] = 0xff;    /* UDP checksum */
-	m[20 + 8 + 4] = 0xff;    /* BTH reserved byte (FECN, BECN) */
-	crc = crc32_le(crc, m, sizeof(m));
-	crc = crc32_le(crc, pkt + sizeof(m), len - sizeof(m) - 4);
-	return ~crc;
-}
-
 struct forged {
 	uint8_t opcode, syndrome;
 	uint16_t pkey;
@@ -148,7 +116,7 @@ static void forge(const struct forged *f)
 	uint8_t *ip = pkt, *udp = pkt + 20, *bth = pkt + 28, *p = bth + 12;
 	size_t plen = 0;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	uint32_t v, c;
+	uint32_t v;
 	size_t len;
 
 	switch (f->opcode) {
@@ -203,27 +171,11 @@ static void forge(const struct forged *f)
 	bth[10] = f->psn >> 8;
 	bth[11] = f->psn;
 
-	udp[0] = 0xc0;
-	udp[1] = 0x42;
-	udp[2] = ROCE_PORT >> 8;
-	udp[3] = ROCE_PORT & 0xff;
-	udp[4] = (len - 20) >> 8;
-	udp[5] = (len - 20) & 0xff;
-
-	ip[0] = 0x45;
-	ip[2] = len >> 8;
-	ip[3] = len & 0xff;
-	ip[4] = ip_id >> 8;
-	ip[5] = ip_id & 0xff;
+	roce_udp_hdr(udp, 0xc042, len - IP4_HLEN);
+	roce_ip4_hdr(ip, len, f->src_ip, f->to->ip, ip_id);
 	ip_id = ip_id + 1 ? ip_id + 1 : 1;
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = IPPROTO_UDP;
-	memcpy(ip + 12, &f->src_ip, 4);
-	memcpy(ip + 16, &f->to->ip, 4);
-	/* The checksum the kernel writes is masked out of the ICRC. */
-	c = icrc(pkt, len);
-	memcpy(pkt + len - 4, &c, 4); /* least significant byte first, on x86 */
+	/* The kernel rewrites the IP checksum, which the ICRC masks. */
+	roce_put_icrc(pkt, len);
 
 	sin.sin_addr.s_addr = f->to->ip;
 	if (sendto(f->to->raw, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin)) != (ssize_t)len)
@@ -233,25 +185,18 @@ static void forge(const struct forged *f)
 /* A raw IPv4 socket (IP_HDRINCL) in network namespace `ns` (NULL: this one). */
 static int raw_socket(const char *ns)
 {
-	int self = -1, fd, s;
-	char path[256];
+	int self = -1, s;
 
 	if (ns) {
-		self = open("/proc/self/ns/net", O_RDONLY);
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
-		fd = open(path, O_RDONLY);
-		if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET))
+		self = netns_enter(ns);
+		if (self < 0)
 			die("setns");
-		close(fd);
 	}
 	s = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (s < 0)
 		die("raw socket");
-	if (ns) {
-		if (setns(self, CLONE_NEWNET))
-			die("setns back");
-		close(self);
-	}
+	if (ns && netns_leave(self))
+		die("setns back");
 	return s;
 }
 
