@@ -39,8 +39,6 @@ pub struct AtomicFields {
 pub struct FlushFields {
     /// Remote address.
     pub remote_addr: u64,
-    /// Length of the range.
-    pub length: u32,
     /// Remote key.
     pub rkey: u32,
     /// Selectivity type.
@@ -135,7 +133,6 @@ impl SendWqeRaw {
         let f = unsafe { self.0.wr.wr.flush.as_ref() };
         FlushFields {
             remote_addr: f.remote_addr,
-            length: f.length,
             rkey: f.rkey,
             type_: f.type_,
             level: f.level,

@@ -194,6 +194,7 @@ pub(crate) struct MemRef {
 /// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
 /// `access` (`IB_ACCESS_*`; 0 to read locally), by a QP of PD `pd` and number `qpn`:
 /// an MR by lkey (`!remote`), or an MR or a bound memory window by rkey (`remote`).
+/// The range is checked last: [`MemError::Range`] means that every other check passed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve(
     dev: &RrxeDev,

@@ -20,6 +20,7 @@ use crate::{
         aeth::{Aeth, Syndrome},
         atomic::AtomicAckEth,
         bth::{Bth, DEFAULT_PKEY},
+        flush::SEL_MR,
         grh::{UdGrh, UD_GRH_LEN},
         opcode::{Opcode, Operation},
         packet::{Headers, Packet},
@@ -719,18 +720,22 @@ fn execute(
         }
         Operation::Flush => {
             let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
-            if reth.dma_len != 0 {
-                mr::resolve(
-                    d,
-                    reth.rkey,
-                    qp.pd,
-                    qp.qpn,
-                    true,
-                    reth.va,
-                    u64::from(reth.dma_len),
-                    flush_access(pkt.hdr.feth).0,
-                )
-                .map_err(|_| RespError::RkeyViolation)?;
+            // The key is checked even for 0 bytes (C9-88 spares READ and WRITE only), the
+            // range unless the FLUSH is of the whole MR (as rxe's `check_rkey`).
+            let whole_mr = pkt.hdr.feth.is_some_and(|f| f.selectivity == SEL_MR);
+            match mr::resolve(
+                d,
+                reth.rkey,
+                qp.pd,
+                qp.qpn,
+                true,
+                reth.va,
+                u64::from(reth.dma_len),
+                flush_access(pkt.hdr.feth).0,
+            ) {
+                Ok(_) => {}
+                Err(MemError::Range) if whole_mr => {}
+                Err(_) => return Err(RespError::RkeyViolation),
             }
             save_resource(
                 inner,

@@ -100,10 +100,9 @@ pub(crate) struct Remote {
     pub(crate) compare_add: u64,
     /// Atomics: swap value.
     pub(crate) swap: u64,
-    /// FLUSH: length, placement type (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`) and
-    /// selectivity level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`), as librxe and rxe's
-    /// `feth_init` use them.
-    pub(crate) flush_len: u32,
+    /// FLUSH: placement type (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`) and selectivity
+    /// level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`), as librxe and rxe's `feth_init` use them
+    /// (the range's length is the WQE's DMA length, as librxe's `wr_flush` writes it).
     pub(crate) flush_type: u8,
     pub(crate) flush_level: u8,
 }
@@ -185,7 +184,6 @@ impl Shape {
             rkey: 0,
             compare_add: 0,
             swap: 0,
-            flush_len: 0,
             flush_type: 0,
             flush_level: 0,
         },
@@ -266,10 +264,8 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
             let f = raw.flush();
             remote.addr = f.remote_addr;
             remote.rkey = f.rkey;
-            remote.flush_len = f.length;
             remote.flush_type = f.type_;
             remote.flush_level = f.level;
-            len = f.length;
         }
         WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => {
             let u = raw.ud();

@@ -18,8 +18,11 @@
  *                   Last must be refused and the last MTU stay unchanged
  *   dereg_mid       the same through the MR's rkey, the target deregistering the MR
  *   flush           FLUSH (global placement) of 4 KiB and of 0 bytes of an MR with
- *                   IBV_ACCESS_FLUSH_GLOBAL completes; of 4 KiB of an MR without it, or
- *                   with persistent placement, fails with IBV_WC_REM_ACCESS_ERR.
+ *                   IBV_ACCESS_FLUSH_GLOBAL completes, and of the whole MR (selectivity
+ *                   MR, whatever range the WQE names); of 4 KiB or 0 bytes of an MR
+ *                   without it, with persistent placement, or of 4 KiB running past the
+ *                   MR's end, fails with IBV_WC_REM_ACCESS_ERR (rxe checks the key of a
+ *                   0-byte FLUSH too, and the range unless it flushes the whole MR).
  *                   Debian's libibverbs (rdma-core 44) has no ibv_wr_flush: the FLUSH WQE
  *                   is written into the send queue by hand (struct rxe_send_wqe, the
  *                   provider's ABI), from a WRITE posted through librxe as template, and
@@ -45,6 +48,7 @@
 #define FLUSH_GLOBAL 1
 #define FLUSH_PERSISTENT 2
 #define FLUSH_RANGE 0
+#define FLUSH_MR 1
 
 /* The flush member of struct rxe_send_wr's wr union (<rdma/rdma_user_rxe.h>, Linux 6.2). */
 struct rxe_flush_wr {
@@ -559,12 +563,12 @@ static int doorbell(struct ibv_qp *qp)
 }
 
 /*
- * Queues a FLUSH of LEN bytes at VA through RKEY on the send queue SQ of side 0 (after
- * the template WQE librxe wrote last) and waits for its completion; returns its status,
- * or -1 if none came.
+ * Queues a FLUSH of LEN bytes at VA through RKEY with placement type PLACEMENT and
+ * selectivity LEVEL on the send queue SQ of side 0 (after the template WQE librxe wrote
+ * last) and waits for its completion; returns its status, or -1 if none came.
  */
 static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64_t va,
-		 uint32_t len, uint8_t placement)
+		 uint32_t len, uint8_t placement, uint8_t level)
 {
 	uint32_t mask = sq->index_mask, log2 = sq->log2_elem_size, prod;
 	struct rxe_send_wqe *w;
@@ -581,14 +585,16 @@ static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64
 	w->wr.send_flags = IBV_SEND_SIGNALED;
 	f = (void *)&w->wr.wr;
 	memset(&w->wr.wr, 0, sizeof(w->wr.wr));
+	/*
+	 * As librxe's wr_flush: type is the placement type, level the selectivity; the
+	 * length goes in the DMA part, the flush member's length stays 0.
+	 */
 	f->remote_addr = va;
-	f->length = len;
 	f->rkey = rkey;
-	/* As librxe's wr_flush: type is the placement type, level the selectivity. */
 	f->type = placement;
-	f->level = FLUSH_RANGE;
+	f->level = level;
 	w->iova = va;
-	w->dma.length = w->dma.resid = 0;
+	w->dma.length = w->dma.resid = len;
 	w->dma.num_sge = 0;
 	w->dma.cur_sge = 0;
 	w->dma.sge_offset = 0;
@@ -604,9 +610,12 @@ static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64
 	return n == 1 && wc.wr_id == 4242 ? (int)wc.status : -1;
 }
 
-/* One FLUSH case on a new pair; EXPECT: the completion status it must have. */
-static void flush_case(const char *name, int mr_access, uint32_t len, uint8_t placement,
-		       int expect)
+/*
+ * One FLUSH case on a new pair, of LEN bytes at offset OFF of an MR with MR_ACCESS;
+ * EXPECT: the completion status it must have.
+ */
+static void flush_case(const char *name, int mr_access, uint64_t off, uint32_t len,
+		       uint8_t placement, uint8_t level, int expect)
 {
 	struct uverbs_map before[MAX_MAPS], after[MAX_MAPS], nm[MAX_MAPS];
 	struct rxe_queue_buf *sq = NULL;
@@ -648,7 +657,7 @@ static void flush_case(const char *name, int mr_access, uint32_t len, uint8_t pl
 		tap(0, name, "template WRITE: status %d, %s", st, sq ? "SQ found" : "no SQ");
 		goto out;
 	}
-	st = flush(&p, sq, mr->rkey, (uintptr_t)b.dst, len, placement);
+	st = flush(&p, sq, mr->rkey, (uintptr_t)b.dst + off, len, placement, level);
 	tap(st == expect, name, st == expect ? "" : "status %d (%s), expected %d (%s)", st,
 	    st < 0 ? "no completion in 5 s" : ibv_wc_status_str(st), expect,
 	    ibv_wc_status_str(expect));
@@ -662,14 +671,20 @@ out:
 static void flush_checks(int unused)
 {
 	(void)unused;
-	flush_case("flush 4 KiB, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 4096, FLUSH_GLOBAL,
-		   IBV_WC_SUCCESS);
-	flush_case("flush 0 bytes, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 0, FLUSH_GLOBAL,
-		   IBV_WC_SUCCESS);
-	flush_case("flush 4 KiB, MR without flush access", 0, 4096, FLUSH_GLOBAL,
-		   IBV_WC_REM_ACCESS_ERR);
-	flush_case("flush 4 KiB persistent, MR with FLUSH_GLOBAL only", ACCESS_FLUSH_GLOBAL, 4096,
-		   FLUSH_PERSISTENT, IBV_WC_REM_ACCESS_ERR);
+	flush_case("flush 4 KiB, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 0, 4096,
+		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS);
+	flush_case("flush 0 bytes, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 0, 0,
+		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS);
+	flush_case("flush the whole MR, a range past its end", ACCESS_FLUSH_GLOBAL, BUF, 4096,
+		   FLUSH_GLOBAL, FLUSH_MR, IBV_WC_SUCCESS);
+	flush_case("flush 4 KiB, MR without flush access", 0, 0, 4096, FLUSH_GLOBAL,
+		   FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+	flush_case("flush 0 bytes, MR without flush access", 0, 0, 0, FLUSH_GLOBAL,
+		   FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+	flush_case("flush 4 KiB persistent, MR with FLUSH_GLOBAL only", ACCESS_FLUSH_GLOBAL, 0,
+		   4096, FLUSH_PERSISTENT, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+	flush_case("flush 4 KiB past the MR's end", ACCESS_FLUSH_GLOBAL, BUF - 2048, 4096,
+		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
 }
 
 static const struct {
