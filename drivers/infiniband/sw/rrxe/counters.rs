@@ -48,15 +48,20 @@ pub(crate) enum Counter {
     RcvdBadQkey = 18,
     /// Responses (ACK, NAK, read response, atomic acknowledge) for no PSN outstanding.
     RcvdBadRespPsn = 19,
-    /// Datagrams with bad headers or ICRC, or for a QP that does not exist.
+    /// Datagrams with bad headers or ICRC, or for a QP that does not exist (a multicast
+    /// group without a member here).
     RcvdBadPkt = 20,
     /// Packets dropped because their QP's receive queue was full (rxe queues without
     /// limit).
     RcvdQueueFull = 21,
+    /// Requests dropped without a reply (IBA class D): those of UC and UD QPs with no
+    /// receive posted, an access or length error, or in a broken message, which RC would
+    /// answer with a NAK; and any request that overflowed its QP's completion queue.
+    RcvdReqDropped = 22,
 }
 
 /// Number of counters.
-const NUM: usize = 22;
+const NUM: usize = 23;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -82,6 +87,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("rcvd_bad_resp_psn"),
     c_str!("rcvd_bad_pkt"),
     c_str!("rcvd_queue_full"),
+    c_str!("rcvd_req_dropped"),
 ]);
 
 /// The counters of one device.

@@ -72,6 +72,7 @@ fn dest_gid(ip: &[u8]) -> Option<[u8; 16]> {
 /// Delivers a datagram sent to the multicast QPN to every QP attached to its group.
 pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
     let Some(gid) = skb.rx_view().and_then(|v| dest_gid(v.ip)) else {
+        dev.count(Counter::RcvdBadPkt);
         return;
     };
     let mut qpns = [0u32; MAX_MCAST_QP_ATTACH as usize];
@@ -86,6 +87,7 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
         }
     }
     let mut skb = Some(skb);
+    let mut taken = false;
     for (i, qpn) in qpns.iter().take(n).enumerate() {
         let Some(qp) = dev.qps().get(*qpn) else {
             continue;
@@ -98,7 +100,12 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
         if let Some(copy) = copy {
             dev.count(Counter::RcvdPkts);
             qp.enqueue(copy, true);
+            taken = true;
         }
+    }
+    // No QP here took it: the group has no member here (or it is not a group address).
+    if !taken {
+        dev.count(Counter::RcvdBadPkt);
     }
 }
 

@@ -274,6 +274,8 @@ fn reject(
             dev.data().count(Counter::SendRnrErr);
         }
         send_ack(dev, ndev, inner, syn, psn);
+    } else {
+        dev.data().count(Counter::RcvdReqDropped);
     }
     if let Some(status) = a.complete {
         let wc = Cqe {

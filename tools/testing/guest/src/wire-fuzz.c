@@ -72,8 +72,8 @@
  * the IP, IPv6, UDP, UDPv6 error counters, the reassembly requests, the datagrams
  * delivered to ICMP and TCP, the net device's drops), datagrams that reached the driver
  * (UDP InDatagrams minus the packets the other device sent), dropped by the driver (the
- * sum of its drop counters: rcvd_bad_*, rcvd_queue_full, duplicate_request,
- * out_of_seq_request), taken by UC and UD QPs (foreign completions), sent to a multicast
+ * sum of its drop counters: rcvd_bad_*, rcvd_queue_full, rcvd_req_dropped,
+ * duplicate_request, out_of_seq_request), taken by UC and UD QPs (foreign completions), sent to a multicast
  * group not joined (the IP stack drops those without a counter), and what is left
  * unaccounted; and the datagrams the UDP sockets handed to the driver that show in neither
  * rcvd_pkts nor rcvd_bad_pkt ("vanished"). A class's figures are off by a few packets of
@@ -1505,12 +1505,13 @@ static void gen(int c, unsigned long i, struct frame *f)
 static const char *const hw_names[] = {
 	"sent_pkts", "rcvd_pkts", "rcvd_bad_pkt", "rcvd_bad_type_state", "rcvd_bad_addr",
 	"rcvd_bad_pkey", "rcvd_bad_qkey", "rcvd_bad_resp_psn", "rcvd_queue_full",
-	"duplicate_request", "out_of_seq_request", "rcvd_rnr_err", "rcvd_seq_err",
+	"rcvd_req_dropped", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
+	"rcvd_seq_err",
 };
 #define NHW ARRAY_SIZE(hw_names)
 /* hw_names[HW_DROPS...HW_DROPS_END) are the driver's drop counters. */
 #define HW_DROPS 2
-#define HW_DROPS_END 11
+#define HW_DROPS_END 12
 
 /* The stack's: "Ip:" and the like from snmp and netstat, snmp6 names, "dev:" net device. */
 static const char *const stk_names[] = {
