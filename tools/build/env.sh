@@ -5,6 +5,7 @@
 #   $RRXE_CACHE/tools      bindgen-cli
 #   $RRXE_CACHE/kernel/K   kernel build trees, one per key K (version, config, rustc)
 #   $RRXE_CACHE/guest      guest userspace images
+#   $RRXE_CACHE/rdma-core/V  the newest rdma-core, built in place (rdma-core-new.sh)
 : "${RRXE_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/rrxe}"
 RRXE_TOOLS=$RRXE_CACHE/tools
 BINDGEN_VERSION=0.69.5
