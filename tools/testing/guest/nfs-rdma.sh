@@ -13,6 +13,8 @@
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+# shellcheck source=tools/testing/guest/traffic-lib.sh
+. "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
 
 [ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
 vers=${1:-4.2}
@@ -109,5 +111,7 @@ client)
 		echo "# could not tell the server VM"
 	;;
 esac
+# Retransmissions and drops on this side, for the throughput figures.
+tr_counters
 hostroot_teardown
 tap_done

@@ -56,7 +56,7 @@ pub(crate) enum Counter {
     RcvdQueueFull = 21,
     /// Requests dropped without a reply (IBA class D): those of UC and UD QPs with no
     /// receive posted, an access or length error, or in a broken message, which RC would
-    /// answer with a NAK; and any request that overflowed its QP's completion queue.
+    /// answer with a NAK.
     RcvdReqDropped = 22,
 }
 

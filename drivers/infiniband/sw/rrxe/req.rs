@@ -522,9 +522,11 @@ fn send_segment(
         });
     }
     if set.contains(HeaderSet::FETH) {
+        // The fields as the FETH holds them (4 and 2 bits), as rxe's `feth_init` masks
+        // what userspace wrote.
         hdr.feth = Some(Feth {
-            placement: wqe.remote.flush_type,
-            selectivity: wqe.remote.flush_level,
+            placement: wqe.remote.flush_type & 0x0f,
+            selectivity: wqe.remote.flush_level & 0x03,
         });
     }
     let owner = Owner {

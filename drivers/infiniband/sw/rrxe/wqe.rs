@@ -314,7 +314,10 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
         // The original value lands in the first SGE.
         data = read_sges(q, index, SEND_SGE_OFF, (raw.num_sge() as usize).min(1))?;
         len = 8;
-    } else if flags & SEND_INLINE != 0 && !op.is_local() && op != WrOpcode::RdmaRead {
+    } else if flags & SEND_INLINE != 0
+        && !op.is_local()
+        && !matches!(op, WrOpcode::RdmaRead | WrOpcode::Flush)
+    {
         let n = dma_len as usize;
         if n > MAX_INLINE {
             return Err(WqeError::Length);

@@ -17,12 +17,13 @@
  *                   target invalidates the window, then posts the receive: the retried
  *                   Last must be refused and the last MTU stay unchanged
  *   dereg_mid       the same through the MR's rkey, the target deregistering the MR
- *   flush           FLUSH (global placement) of 4 KiB and of 0 bytes of an MR with
- *                   IBV_ACCESS_FLUSH_GLOBAL completes, and of the whole MR (selectivity
- *                   MR, whatever range the WQE names); of 4 KiB or 0 bytes of an MR
- *                   without it, with persistent placement, or of 4 KiB running past the
- *                   MR's end, fails with IBV_WC_REM_ACCESS_ERR (rxe checks the key of a
- *                   0-byte FLUSH too, and the range unless it flushes the whole MR).
+ *   flush           FLUSH (global placement) of an MR with IBV_ACCESS_FLUSH_GLOBAL
+ *                   completes: of 4 KiB (also with IBV_SEND_INLINE set, which means
+ *                   nothing to a FLUSH), of 0 bytes, and of the whole MR (selectivity MR,
+ *                   whatever range the WQE names); of 4 KiB or 0 bytes of an MR without
+ *                   it, with persistent placement, or of 4 KiB running past the MR's
+ *                   end, fails with IBV_WC_REM_ACCESS_ERR (rxe checks the key of a 0-byte
+ *                   FLUSH too, and the range unless it flushes the whole MR).
  *                   Debian's libibverbs (rdma-core 44) has no ibv_wr_flush: the FLUSH WQE
  *                   is written into the send queue by hand (struct rxe_send_wqe, the
  *                   provider's ABI), from a WRITE posted through librxe as template, and
@@ -563,12 +564,13 @@ static int doorbell(struct ibv_qp *qp)
 }
 
 /*
- * Queues a FLUSH of LEN bytes at VA through RKEY with placement type PLACEMENT and
- * selectivity LEVEL on the send queue SQ of side 0 (after the template WQE librxe wrote
- * last) and waits for its completion; returns its status, or -1 if none came.
+ * Queues a FLUSH of LEN bytes at VA through RKEY with placement type PLACEMENT,
+ * selectivity LEVEL and send flags FLAGS besides IBV_SEND_SIGNALED on the send queue SQ
+ * of side 0 (after the template WQE librxe wrote last) and waits for its completion;
+ * returns its status, or -1 if none came.
  */
 static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64_t va,
-		 uint32_t len, uint8_t placement, uint8_t level)
+		 uint32_t len, uint8_t placement, uint8_t level, unsigned int flags)
 {
 	uint32_t mask = sq->index_mask, log2 = sq->log2_elem_size, prod;
 	struct rxe_send_wqe *w;
@@ -582,7 +584,7 @@ static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64
 	memcpy(w, sq->data + ((size_t)((prod - 1) & mask) << log2), (size_t)1 << log2);
 	w->wr.wr_id = 4242;
 	w->wr.opcode = WR_FLUSH;
-	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->wr.send_flags = IBV_SEND_SIGNALED | flags;
 	f = (void *)&w->wr.wr;
 	memset(&w->wr.wr, 0, sizeof(w->wr.wr));
 	/*
@@ -611,11 +613,11 @@ static int flush(struct pair *p, struct rxe_queue_buf *sq, uint32_t rkey, uint64
 }
 
 /*
- * One FLUSH case on a new pair, of LEN bytes at offset OFF of an MR with MR_ACCESS;
- * EXPECT: the completion status it must have.
+ * One FLUSH case on a new pair, of LEN bytes at offset OFF of an MR with MR_ACCESS, with
+ * send flags FLAGS; EXPECT: the completion status it must have.
  */
 static void flush_case(const char *name, int mr_access, uint64_t off, uint32_t len,
-		       uint8_t placement, uint8_t level, int expect)
+		       uint8_t placement, uint8_t level, unsigned int flags, int expect)
 {
 	struct uverbs_map before[MAX_MAPS], after[MAX_MAPS], nm[MAX_MAPS];
 	struct rxe_queue_buf *sq = NULL;
@@ -657,7 +659,7 @@ static void flush_case(const char *name, int mr_access, uint64_t off, uint32_t l
 		tap(0, name, "template WRITE: status %d, %s", st, sq ? "SQ found" : "no SQ");
 		goto out;
 	}
-	st = flush(&p, sq, mr->rkey, (uintptr_t)b.dst + off, len, placement, level);
+	st = flush(&p, sq, mr->rkey, (uintptr_t)b.dst + off, len, placement, level, flags);
 	tap(st == expect, name, st == expect ? "" : "status %d (%s), expected %d (%s)", st,
 	    st < 0 ? "no completion in 5 s" : ibv_wc_status_str(st), expect,
 	    ibv_wc_status_str(expect));
@@ -672,19 +674,22 @@ static void flush_checks(int unused)
 {
 	(void)unused;
 	flush_case("flush 4 KiB, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 0, 4096,
-		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS);
+		   FLUSH_GLOBAL, FLUSH_RANGE, 0, IBV_WC_SUCCESS);
+	/* A FLUSH carries no payload: the inline flag means nothing to it (as to rxe). */
+	flush_case("flush 4 KiB with IBV_SEND_INLINE", ACCESS_FLUSH_GLOBAL, 0, 4096,
+		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_SEND_INLINE, IBV_WC_SUCCESS);
 	flush_case("flush 0 bytes, MR with FLUSH_GLOBAL", ACCESS_FLUSH_GLOBAL, 0, 0,
-		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS);
+		   FLUSH_GLOBAL, FLUSH_RANGE, 0, IBV_WC_SUCCESS);
 	flush_case("flush the whole MR, a range past its end", ACCESS_FLUSH_GLOBAL, BUF, 4096,
-		   FLUSH_GLOBAL, FLUSH_MR, IBV_WC_SUCCESS);
+		   FLUSH_GLOBAL, FLUSH_MR, 0, IBV_WC_SUCCESS);
 	flush_case("flush 4 KiB, MR without flush access", 0, 0, 4096, FLUSH_GLOBAL,
-		   FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+		   FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR);
 	flush_case("flush 0 bytes, MR without flush access", 0, 0, 0, FLUSH_GLOBAL,
-		   FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+		   FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR);
 	flush_case("flush 4 KiB persistent, MR with FLUSH_GLOBAL only", ACCESS_FLUSH_GLOBAL, 0,
-		   4096, FLUSH_PERSISTENT, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+		   4096, FLUSH_PERSISTENT, FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR);
 	flush_case("flush 4 KiB past the MR's end", ACCESS_FLUSH_GLOBAL, BUF - 2048, 4096,
-		   FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR);
+		   FLUSH_GLOBAL, FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR);
 }
 
 static const struct {
