@@ -41,9 +41,9 @@ pub struct FlushFields {
     pub remote_addr: u64,
     /// Remote key.
     pub rkey: u32,
-    /// Selectivity type.
+    /// Placement type (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`).
     pub type_: u8,
-    /// Placement level.
+    /// Selectivity level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`).
     pub level: u8,
 }
 
