@@ -7,35 +7,26 @@
 
 use crate::{
     counters::Counter,
-    device::RrxeDev,
-    ext::rdma::device::Device,
+    pass::Pass,
     proto::{
         admit::{admit, QpKeys, Refusal},
         packet::Packet,
     },
-    qp::{Inner, QpShared},
 };
 
-/// Whether `pkt`, received with IP header `ip` and UDP header `udp`, may reach `qp`;
-/// counts it if not.
-pub(crate) fn accept(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    inner: &Inner,
-    ip: &[u8],
-    udp: &[u8],
-    pkt: &Packet<'_>,
-) -> bool {
+/// Whether `pkt`, received with IP header `ip` and UDP header `udp`, may reach the pass's
+/// QP; counts it if not.
+pub(crate) fn accept(p: &Pass<'_>, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> bool {
     let keys = QpKeys {
-        qp_type: qp.qp_type,
-        sgid: inner.path.av.sgid,
-        dgid: inner.path.av.dgid,
-        qkey: inner.params.qkey,
+        qp_type: p.qp.qp_type,
+        sgid: p.inner.path.av.sgid,
+        dgid: p.inner.path.av.dgid,
+        qkey: p.inner.params.qkey,
     };
     let Err(r) = admit(&keys, ip, udp, pkt) else {
         return true;
     };
-    dev.data().count(match r {
+    p.count(match r {
         Refusal::Transport => Counter::RcvdBadTypeState,
         Refusal::Address => Counter::RcvdBadAddr,
         Refusal::PKey => Counter::RcvdBadPkey,

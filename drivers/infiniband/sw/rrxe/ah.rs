@@ -19,10 +19,6 @@ use crate::{
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// AH numbers (as rxe: up to 2^15 - 1).
-const MIN_AH_NUM: u32 = 1;
-const MAX_AH_NUM: u32 = (1 << 15) - 1;
-
 /// What the send path finds by AH number.
 pub(crate) struct AhShared {
     attr: AhAttrs,
@@ -94,7 +90,7 @@ impl Ah {
             });
         }
         let table = dev.data().ahs().clone();
-        let num = table.reserve(MIN_AH_NUM, MAX_AH_NUM)?;
+        let num = table.reserve(params::MIN_AH_NUM, params::MAX_AH_NUM)?;
         let shared = match Arc::new(AhShared { attr, pd }, GFP_KERNEL) {
             Ok(shared) => shared,
             Err(e) => {

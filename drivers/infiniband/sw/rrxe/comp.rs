@@ -5,15 +5,11 @@
 //! atomic results, and decides retries and RNR waits.
 
 use crate::{
-    bindings as b,
     counters::Counter,
     cq::Cqe,
-    device::RrxeDev,
-    eng::{Outbox, Track},
-    ext::{
-        net::{device::NetDevice, skb::SkBuff},
-        rdma::device::Device,
-    },
+    eng::{ReadAsk, Track},
+    ext::net::skb::SkBuff,
+    pass::Pass,
     proto::{
         admit::response_in_window,
         completer::{
@@ -23,17 +19,16 @@ use crate::{
         packet::Packet,
         verbs::{QpType, WcStatus, WrOpcode},
     },
-    qp::{Inner, QpShared},
-    req::{ask_read, rewind},
-    sgl::{self, Owner},
-    wqe,
+    qp::Inner,
+    sgl, wqe,
 };
 
 /// Completes the oldest send WQE with `status`; an error moves the QP to the error state.
 ///
 /// The WQE's slot is released before the completion is queued: a consumer that polls the
 /// completion may post again at once, into a queue that is then not full.
-fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
+fn complete_front(p: &mut Pass<'_>, status: WcStatus) {
+    let inner = &mut *p.inner;
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
     inner.eng.holes.clear();
@@ -44,7 +39,7 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
     // A requester waiting for this completion goes on in another pass: completions of
     // WQEs that need no acknowledge (local operations, datagrams) come after it in a pass.
     if core::mem::take(&mut inner.eng.wait_completion) {
-        out.again = true;
+        p.out.again = true;
     }
     // The requester may be sending it again: it stops, and goes on after it.
     if inner.eng.cur.as_ref().is_some_and(|c| c.index == cons) {
@@ -53,28 +48,24 @@ fn complete_front(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: Wc
     if inner.eng.req_index == cons {
         inner.eng.req_index = inner.sq.consumer();
     }
+    let qp = p.qp;
     if t.signaled || qp.signal_all || status != WcStatus::Success {
         let wc = Cqe {
-            wr_id: t.wr_id,
-            status: status as u32,
-            opcode: t.op.wc_opcode() as u32,
             byte_len: t.byte_len,
-            qp_num: qp.qpn,
-            ib_qp: qp.ib_qp,
-            ..Default::default()
+            ..Cqe::new(qp, t.wr_id, status, t.op.wc_opcode() as u32)
         };
         match crate::cq::post(&qp.send_cq, &wc, false) {
-            Ok(notify) => out.send_cq |= notify,
+            Ok(notify) => p.out.send_cq |= notify,
             Err(_) => {
                 // The CQ overran: its consumer is told, and the QP cannot go on.
                 qp.send_cq.error_event();
-                inner.set_error(qp, out);
+                p.set_error();
                 return;
             }
         }
     }
     if status != WcStatus::Success {
-        inner.set_error(qp, out);
+        p.set_error();
     }
 }
 
@@ -83,14 +74,19 @@ fn outstanding(inner: &Inner) -> bool {
     inner.sq.consumer() != inner.eng.hw_index
 }
 
+/// Whether the oldest WQE can be completed: one is outstanding and the QP is not in error.
+fn front_open(p: &Pass<'_>) -> bool {
+    outstanding(p.inner) && !p.in_error()
+}
+
 /// Completes, in order, the WQEs at the front that need no acknowledge and were sent.
-pub(crate) fn complete_sent(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) {
-    while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
-        let t = inner.eng.track(inner.sq.consumer());
+pub(crate) fn complete_sent(p: &mut Pass<'_>) {
+    while front_open(p) {
+        let t = p.inner.eng.track(p.inner.sq.consumer());
         if !(t.all_sent && t.no_ack) {
             break;
         }
-        complete_front(qp, inner, out, t.status);
+        complete_front(p, t.status);
     }
 }
 
@@ -105,18 +101,12 @@ enum Why {
     SeqNak,
 }
 
-/// Retransmits from the oldest unacknowledged PSN if the retry count allows. When the
-/// oldest WQE is an RDMA READ whose responses stopped (timeout, implicit NAK), asks for
-/// what it misses only: its oldest missing range, or the next chunk of its rest.
-fn start_retry(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    out: &mut Outbox,
-    why: Why,
-) {
-    let e = &mut inner.eng;
+/// Decides a retransmission from the oldest unacknowledged PSN if the retry count allows.
+/// When the oldest WQE is an RDMA READ whose responses stopped (timeout, implicit NAK),
+/// only what it misses is asked for: its oldest missing range, or the next chunk of its
+/// rest. The requester carries the decision out.
+fn start_retry(p: &mut Pass<'_>, why: Why) {
+    let e = &mut p.inner.eng;
     match retry(
         &mut e.retry,
         e.retrying,
@@ -126,43 +116,37 @@ fn start_retry(
     ) {
         RetryDecision::Retransmit => {
             e.retrying = true;
-            dev.data().count(Counter::CompleterRetryErr);
-            let t = e.track(inner.sq.consumer());
+            p.dev.data().count(Counter::CompleterRetryErr);
+            let t = e.track(p.inner.sq.consumer());
             if why != Why::SeqNak && matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
-                if e.holes.is_active() {
-                    ask_hole(dev, ndev, inner, &t);
+                let ask = if e.holes.is_active() {
+                    ReadAsk::Hole
                 } else {
-                    let chunk = e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn);
-                    ask_read(dev, ndev, inner, &t, chunk);
-                }
+                    ReadAsk::Chunk
+                };
+                e.retry_plan.read = Some((t.first_psn, ask));
             } else {
                 e.holes.clear();
-                rewind(inner);
-                out.again = true;
+                e.retry_plan.rewind = true;
+                p.out.again = true;
             }
         }
         RetryDecision::Ignore => {}
         RetryDecision::Exceeded => {
-            dev.data().count(Counter::RetryExceededErr);
-            complete_front(qp, inner, out, WcStatus::RetryExcErr);
+            p.count(Counter::RetryExceededErr);
+            complete_front(p, WcStatus::RetryExcErr);
         }
     }
 }
 
 /// The retransmission timer expired.
-pub(crate) fn on_timeout(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    out: &mut Outbox,
-) {
-    if qp.qp_type != QpType::Rc || !inner.can_send() || !outstanding(inner) {
+pub(crate) fn on_timeout(p: &mut Pass<'_>) {
+    if p.qp.qp_type != QpType::Rc || !p.inner.can_send() || !outstanding(p.inner) {
         return;
     }
-    start_retry(qp, dev, ndev, inner, out, Why::Timeout);
-    if let Some(us) = inner.params.timeout_us {
-        out.retrans = Some(us);
+    start_retry(p, Why::Timeout);
+    if let Some(us) = p.inner.params.timeout_us {
+        p.out.retrans = Some(us);
     }
 }
 
@@ -177,39 +161,27 @@ fn progress(inner: &mut Inner) {
 }
 
 /// Completes the oldest WQE if its result came early. Returns true if it did.
-fn complete_early(qp: &QpShared, inner: &mut Inner, out: &mut Outbox) -> bool {
-    if !outstanding(inner) || inner.state == b::ib_qp_state_IB_QPS_ERR {
+fn complete_early(p: &mut Pass<'_>) -> bool {
+    if !front_open(p) {
         return false;
     }
-    let t = inner.eng.track(inner.sq.consumer());
+    let t = p.inner.eng.track(p.inner.sq.consumer());
     let Some(status) = t.early else {
         return false;
     };
-    inner.eng.comp.wqe_done(t.last_psn);
-    progress(inner);
-    complete_front(qp, inner, out, status);
+    p.inner.eng.comp.wqe_done(t.last_psn);
+    progress(p.inner);
+    complete_front(p, status);
     true
 }
 
 /// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
 /// as `t`. False if they refuse it, or if the WQE was rewritten since its first send.
-fn store(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    inner: &Inner,
-    index: u32,
-    t: &Track,
-    off: u64,
-    data: &[u8],
-) -> bool {
-    let owner = Owner {
-        pd: qp.pd,
-        qpn: qp.qpn,
-    };
-    let stored = wqe::read_send(&inner.sq, index, qp.kernel)
+fn store(p: &Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
+    let stored = wqe::read_send(&p.inner.sq, index, p.qp.kernel)
         .ok()
         .filter(|w| wqe::Shape::of(w) == t.shape)
-        .map(|w| sgl::write(dev.data(), owner, w.data.sges(), off, data));
+        .map(|w| sgl::write(p.dev.data(), p.qp.owner(), w.data.sges(), off, data));
     matches!(stored, Some(Ok(())))
 }
 
@@ -224,18 +196,13 @@ fn atomic_orig(pkt: &Packet<'_>) -> [u8; 8] {
 
 /// A response came ahead of the oldest WQE: if it is the whole answer of a later one-packet
 /// read or atomic, stores the result with that WQE, which completes in its turn.
-fn keep_early(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    inner: &mut Inner,
-    rsp: &Response,
-    pkt: &Packet<'_>,
-) {
-    let cons = inner.sq.consumer();
+fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
+    let sq = &p.inner.sq;
+    let cons = sq.consumer();
     let mut index = cons;
-    for _ in 1..inner.sq.distance(cons, inner.eng.hw_index) {
-        index = inner.sq.next_index(index);
-        let mut t = inner.eng.track(index);
+    for _ in 1..sq.distance(cons, p.inner.eng.hw_index) {
+        index = p.inner.sq.next_index(index);
+        let mut t = p.inner.eng.track(index);
         if t.first_psn.is_after(rsp.psn) {
             return;
         }
@@ -243,9 +210,9 @@ fn keep_early(
             continue;
         }
         let stored = match early(&t.view(), rsp) {
-            Some(Verdict::AtomicResult) => store(qp, dev, inner, index, &t, 0, &atomic_orig(pkt)),
+            Some(Verdict::AtomicResult) => store(p, index, &t, 0, &atomic_orig(pkt)),
             Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len) => {
-                store(qp, dev, inner, index, &t, 0, pkt.payload)
+                store(p, index, &t, 0, pkt.payload)
             }
             Some(_) => return,
             None => continue,
@@ -255,80 +222,203 @@ fn keep_early(
         } else {
             WcStatus::LocProtErr
         });
-        inner.eng.set_track(index, t);
+        p.inner.eng.set_track(index, t);
         return;
     }
 }
 
-/// Whether an RDMA READ response for the read tracked as `t`, placed at `off`, carries
-/// what it must: a whole MTU for every response but the read's last (whatever its opcode:
-/// the answer to a range asked for again may start with First or Only and end with Last),
-/// the rest for the last, which ends a sequence.
-fn read_len_ok(t: &Track, rsp: &Response, off: u64, mtu: u64, payload: &[u8]) -> bool {
-    if rsp.psn == t.last_psn {
+/// Where an RDMA READ response for the read tracked as `t` belongs: the offset of its data
+/// in the read, if it carries what it must there (a whole MTU for every response but the
+/// read's last, whatever its opcode: the answer to a range asked for again may start with
+/// First or Only and end with Last; the rest for the last, which ends a sequence).
+fn read_offset(p: &Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) -> Option<u64> {
+    let mtu = u64::from(p.inner.params.mtu.bytes());
+    let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
+    let ok = if rsp.psn == t.last_psn {
         rsp.opcode.is_end() && payload.len() as u64 == u64::from(t.byte_len).saturating_sub(off)
     } else {
         payload.len() as u64 == mtu
-    }
+    };
+    ok.then_some(off)
 }
 
-/// Asks for the oldest missing range of the oldest WQE, an RDMA READ tracked as `t`.
-fn ask_hole(dev: &Device<RrxeDev>, ndev: &NetDevice, inner: &mut Inner, t: &Track) {
-    if let Some(hole) = inner.eng.holes.ask(t.first_psn) {
-        ask_read(dev, ndev, inner, t, hole);
-    }
+/// Asks the requester for the oldest missing range of the oldest WQE, an RDMA READ tracked
+/// as `t`.
+fn ask_hole(p: &mut Pass<'_>, t: &Track) {
+    p.inner.eng.retry_plan.read = Some((t.first_psn, ReadAsk::Hole));
 }
 
 /// A response of the oldest WQE, an RDMA READ tracked as `t`, came beyond a missing one:
 /// stores its data and keeps its PSN, and once a few came, asks for what is missing.
-#[allow(clippy::too_many_arguments)]
-fn keep_read(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    out: &mut Outbox,
-    t: &Track,
-    rsp: &Response,
-    payload: &[u8],
-) {
-    let expected = inner.eng.comp.psn;
-    if !inner.eng.holes.can_keep(expected, rsp.psn) {
+fn keep_read(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
+    let expected = p.inner.eng.comp.psn;
+    if !p.inner.eng.holes.can_keep(expected, rsp.psn) {
         return;
     }
-    let mtu = u64::from(inner.params.mtu.bytes());
-    let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-    if !read_len_ok(t, rsp, off, mtu, payload) {
+    let Some(off) = read_offset(p, t, rsp, payload) else {
+        return;
+    };
+    if !store(p, p.inner.sq.consumer(), t, off, payload) {
+        complete_front(p, WcStatus::LocProtErr);
         return;
     }
-    if !store(qp, dev, inner, inner.sq.consumer(), t, off, payload) {
-        complete_front(qp, inner, out, WcStatus::LocProtErr);
-        return;
-    }
-    inner.eng.holes.keep(expected, rsp.psn);
-    if inner.eng.holes.must_ask() && inner.eng.holes.kept() >= u32::from(IMPLICIT_NAK_AFTER) {
-        ask_hole(dev, ndev, inner, t);
+    let holes = &mut p.inner.eng.holes;
+    holes.keep(expected, rsp.psn);
+    if holes.must_ask() && holes.kept() >= u32::from(IMPLICIT_NAK_AFTER) {
+        ask_hole(p, t);
     }
 }
 
+/// Read data of the oldest WQE, an RDMA READ tracked as `t`, at the PSN expected: stores
+/// it, takes responses kept beyond it, completes the read when it is whole, else decides
+/// what to ask for next.
+fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
+    let Some(off) = read_offset(p, t, rsp, payload) else {
+        // Not what the responder owes there: dropped (asked for again).
+        return;
+    };
+    if !store(p, p.inner.sq.consumer(), t, off, payload) {
+        complete_front(p, WcStatus::LocProtErr);
+        return;
+    }
+    let end = off + payload.len() as u64;
+    let remaining = u64::from(t.byte_len).saturating_sub(end) as u32;
+    let e = &mut p.inner.eng;
+    e.comp.update(rsp.opcode, rsp.psn);
+    // Responses kept beyond this one are taken now; the last may be among them.
+    let kept = e.holes.advance(e.comp.psn);
+    let after = e.comp.psn.wrapping_add(kept);
+    let done = read_complete(remaining, rsp.opcode) || (kept > 0 && after.is_after(t.last_psn));
+    if kept > 0 || !done {
+        e.comp.read_taken(kept, done);
+    }
+    if done {
+        complete_front(p, WcStatus::Success);
+    } else if e.holes.must_ask() {
+        ask_hole(p, t);
+    } else if rsp.opcode.is_end() && e.holes.chunk_done(e.comp.psn) {
+        // The chunk asked for arrived whole: the next one.
+        e.retry_plan.read = Some((t.first_psn, ReadAsk::Chunk));
+    }
+}
+
+/// An RNR NAK: waits for the RNR timer, or fails the WQE when its retries are spent.
+fn rnr(p: &mut Pass<'_>, timer: u8) {
+    p.count(Counter::RcvdRnrErr);
+    match rnr_retry(&mut p.inner.eng.rnr, timer) {
+        Ok(us) => {
+            p.inner.eng.rnr_wait = true;
+            p.out.rnr = Some(us);
+        }
+        Err(status) => {
+            p.count(Counter::RetryRnrExceededErr);
+            complete_front(p, status);
+        }
+    }
+}
+
+/// Matches one response against the oldest WQEs: completes those it acknowledges, stores
+/// its data or result, and decides a retry or an RNR wait. Returns true if it made
+/// progress.
+fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
+    let mut progressed = false;
+    while front_open(p) {
+        if complete_early(p) {
+            progressed = true;
+            continue;
+        }
+        let t = p.inner.eng.track(p.inner.sq.consumer());
+        if t.no_ack {
+            if t.all_sent {
+                complete_front(p, t.status);
+                continue;
+            }
+            break;
+        }
+        let v = judge(&p.inner.eng.comp, &t.view(), rsp);
+        if v.resets_retries() {
+            progress(p.inner);
+            progressed = true;
+        }
+        match v {
+            Verdict::Drop => break,
+            Verdict::CompleteImplicit => {
+                p.inner.eng.comp.wqe_done(t.last_psn);
+                complete_front(p, WcStatus::Success);
+            }
+            Verdict::Complete => {
+                let comp = &mut p.inner.eng.comp;
+                if !rsp.psn.is_before(comp.psn) {
+                    comp.update(rsp.opcode, rsp.psn);
+                }
+                complete_front(p, WcStatus::Success);
+                break;
+            }
+            Verdict::Progress => {
+                p.inner.eng.comp.update(rsp.opcode, rsp.psn);
+                break;
+            }
+            Verdict::ReadData => {
+                read_data(p, &t, rsp, pkt.payload);
+                break;
+            }
+            Verdict::ReadAhead => {
+                keep_read(p, &t, rsp, pkt.payload);
+                break;
+            }
+            Verdict::AtomicResult => {
+                let stored = store(p, p.inner.sq.consumer(), &t, 0, &atomic_orig(pkt));
+                p.inner.eng.comp.update(rsp.opcode, rsp.psn);
+                let status = if stored {
+                    WcStatus::Success
+                } else {
+                    WcStatus::LocProtErr
+                };
+                complete_front(p, status);
+                break;
+            }
+            Verdict::Ahead => {
+                keep_early(p, rsp, pkt);
+                if p.inner.eng.ahead.note() {
+                    start_retry(p, Why::ImplicitNak);
+                }
+                break;
+            }
+            Verdict::Retry { nak_psn } => {
+                if let Some(psn) = nak_psn {
+                    p.count(Counter::RcvdSeqErr);
+                    if p.inner.eng.comp.nak_sequence(psn) {
+                        progress(p.inner);
+                        progressed = true;
+                    }
+                }
+                start_retry(p, Why::SeqNak);
+                break;
+            }
+            Verdict::Rnr { timer } => {
+                rnr(p, timer);
+                break;
+            }
+            Verdict::Fail(status) => {
+                complete_front(p, status);
+                break;
+            }
+        }
+    }
+    progressed
+}
+
 /// Processes one response packet.
-pub(crate) fn on_response(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    skb: SkBuff,
-    out: &mut Outbox,
-) {
-    if qp.qp_type != QpType::Rc || !inner.can_send() {
-        dev.data().count(Counter::RcvdBadTypeState);
+pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
+    if p.qp.qp_type != QpType::Rc || !p.inner.can_send() {
+        p.count(Counter::RcvdBadTypeState);
         return;
     }
     let Some(view) = skb.rx_view() else { return };
     let Ok(pkt) = Packet::parse(view.payload) else {
         return;
     };
-    if !crate::admit::accept(qp, dev, inner, view.ip, view.udp, &pkt) {
+    if !crate::admit::accept(p, view.ip, view.udp, &pkt) {
         return;
     }
     let rsp = Response {
@@ -338,151 +428,27 @@ pub(crate) fn on_response(
     };
     // Only PSNs sent and not completed yet are acknowledged: anything else is a stale
     // duplicate or a forgery.
-    let oldest = if outstanding(inner) {
-        inner.eng.track(inner.sq.consumer()).first_psn
+    let e = &p.inner.eng;
+    let oldest = if outstanding(p.inner) {
+        e.track(p.inner.sq.consumer()).first_psn
     } else {
-        inner.eng.sent_end
+        e.sent_end
     };
-    if !response_in_window(rsp.psn, rsp.syndrome, oldest, inner.eng.sent_end) {
-        dev.data().count(Counter::RcvdBadRespPsn);
+    if !response_in_window(rsp.psn, rsp.syndrome, oldest, e.sent_end) {
+        p.count(Counter::RcvdBadRespPsn);
         return;
     }
-    let mut progressed = false;
-    while outstanding(inner) && inner.state != b::ib_qp_state_IB_QPS_ERR {
-        if complete_early(qp, inner, out) {
-            progressed = true;
-            continue;
-        }
-        let cons = inner.sq.consumer();
-        let t = inner.eng.track(cons);
-        if t.no_ack {
-            if t.all_sent {
-                complete_front(qp, inner, out, t.status);
-                continue;
-            }
-            break;
-        }
-        let v = judge(&inner.eng.comp, &t.view(), &rsp);
-        if v.resets_retries() {
-            progress(inner);
-            progressed = true;
-        }
-        match v {
-            Verdict::Drop => break,
-            Verdict::CompleteImplicit => {
-                inner.eng.comp.wqe_done(t.last_psn);
-                complete_front(qp, inner, out, WcStatus::Success);
-            }
-            Verdict::Complete => {
-                if !rsp.psn.is_before(inner.eng.comp.psn) {
-                    inner.eng.comp.update(rsp.opcode, rsp.psn);
-                }
-                complete_front(qp, inner, out, WcStatus::Success);
-                break;
-            }
-            Verdict::Progress => {
-                inner.eng.comp.update(rsp.opcode, rsp.psn);
-                break;
-            }
-            Verdict::ReadData => {
-                let mtu = u64::from(inner.params.mtu.bytes());
-                let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
-                if !read_len_ok(&t, &rsp, off, mtu, pkt.payload) {
-                    // Not what the responder owes there: dropped (asked for again).
-                    break;
-                }
-                if !store(qp, dev, inner, cons, &t, off, pkt.payload) {
-                    complete_front(qp, inner, out, WcStatus::LocProtErr);
-                    break;
-                }
-                let end = off + pkt.payload.len() as u64;
-                let remaining = u64::from(t.byte_len).saturating_sub(end) as u32;
-                inner.eng.comp.update(rsp.opcode, rsp.psn);
-                // Responses kept beyond this one are taken now; the last may be among them.
-                let kept = inner.eng.holes.advance(inner.eng.comp.psn);
-                let after = inner.eng.comp.psn.wrapping_add(kept);
-                let done = read_complete(remaining, rsp.opcode)
-                    || (kept > 0 && after.is_after(t.last_psn));
-                if kept > 0 || !done {
-                    inner.eng.comp.read_taken(kept, done);
-                }
-                if done {
-                    complete_front(qp, inner, out, WcStatus::Success);
-                } else if inner.eng.holes.must_ask() {
-                    ask_hole(dev, ndev, inner, &t);
-                } else if rsp.opcode.is_end() && inner.eng.holes.chunk_done(inner.eng.comp.psn) {
-                    // The chunk asked for arrived whole: the next one.
-                    let chunk = inner
-                        .eng
-                        .holes
-                        .chunk(t.first_psn, inner.eng.comp.psn, t.last_psn);
-                    ask_read(dev, ndev, inner, &t, chunk);
-                }
-                break;
-            }
-            Verdict::ReadAhead => {
-                keep_read(qp, dev, ndev, inner, out, &t, &rsp, pkt.payload);
-                break;
-            }
-            Verdict::AtomicResult => {
-                let stored = store(qp, dev, inner, cons, &t, 0, &atomic_orig(&pkt));
-                inner.eng.comp.update(rsp.opcode, rsp.psn);
-                let status = if stored {
-                    WcStatus::Success
-                } else {
-                    WcStatus::LocProtErr
-                };
-                complete_front(qp, inner, out, status);
-                break;
-            }
-            Verdict::Ahead => {
-                keep_early(qp, dev, inner, &rsp, &pkt);
-                if inner.eng.ahead.note() {
-                    start_retry(qp, dev, ndev, inner, out, Why::ImplicitNak);
-                }
-                break;
-            }
-            Verdict::Retry { nak_psn } => {
-                if let Some(p) = nak_psn {
-                    dev.data().count(Counter::RcvdSeqErr);
-                    if inner.eng.comp.nak_sequence(p) {
-                        progress(inner);
-                        progressed = true;
-                    }
-                }
-                start_retry(qp, dev, ndev, inner, out, Why::SeqNak);
-                break;
-            }
-            Verdict::Rnr { timer } => {
-                dev.data().count(Counter::RcvdRnrErr);
-                match rnr_retry(&mut inner.eng.rnr, timer) {
-                    Ok(us) => {
-                        inner.eng.rnr_wait = true;
-                        out.rnr = Some(us);
-                    }
-                    Err(status) => {
-                        dev.data().count(Counter::RetryRnrExceededErr);
-                        complete_front(qp, inner, out, status);
-                    }
-                }
-                break;
-            }
-            Verdict::Fail(status) => {
-                complete_front(qp, inner, out, status);
-                break;
-            }
-        }
-    }
-    while complete_early(qp, inner, out) {
+    let mut progressed = take_response(p, &rsp, &pkt);
+    while complete_early(p) {
         progressed = true;
     }
     // The retransmission timer runs from the last progress, not from the last response:
     // responses that acknowledge nothing new do not hold it off.
-    out.retrans = if !outstanding(inner) || inner.state == b::ib_qp_state_IB_QPS_ERR {
+    p.out.retrans = if !front_open(p) {
         Some(0)
     } else if progressed {
-        inner.params.timeout_us.or(Some(0))
+        p.inner.params.timeout_us.or(Some(0))
     } else {
-        out.retrans
+        p.out.retrans
     };
 }

@@ -17,14 +17,13 @@ use crate::{
         },
         sync::SpinLockIrq,
     },
-    new_spinlock_irq,
+    new_spinlock_irq, params,
+    proto::verbs::WcStatus,
+    qp::QpShared,
     queue::{map, ToClient},
 };
 use core::mem::size_of;
 use kernel::prelude::*;
-
-/// Most entries of a CQ (as rxe: 2^15 - 1).
-pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 
 /// Completion element: the user ABI's `ib_uverbs_wc`, or the kernel's `ib_wc` for kernel
 /// consumers; one size serves both.
@@ -59,6 +58,28 @@ pub(crate) struct Cqe {
     pub(crate) sl: u8,
 }
 
+impl Cqe {
+    /// A completion of `qp`'s work: its number and `ib_qp` filled in, the rest zero.
+    pub(crate) fn of(qp: &QpShared) -> Self {
+        Cqe {
+            qp_num: qp.qpn,
+            ib_qp: qp.ib_qp,
+            ..Default::default()
+        }
+    }
+
+    /// A completion with status `status` of `qp`'s work request `wr_id`, completion
+    /// opcode `opcode` (`IB_WC_*`).
+    pub(crate) fn new(qp: &QpShared, wr_id: u64, status: WcStatus, opcode: u32) -> Self {
+        Cqe {
+            wr_id,
+            status: status as u32,
+            opcode,
+            ..Cqe::of(qp)
+        }
+    }
+}
+
 /// What the CQ lock protects.
 struct Inner {
     queue: ToClient,
@@ -86,7 +107,7 @@ impl Cq {
         if attr.flags != 0 {
             return Err(eopnotsupp());
         }
-        if attr.cqe == 0 || attr.cqe > MAX_CQE {
+        if attr.cqe == 0 || attr.cqe > params::MAX_CQE {
             return Err(EINVAL);
         }
         if attr.comp_vector >= dev.num_comp_vectors() {
@@ -119,7 +140,7 @@ impl Cq {
     /// Resizes to at least `cqe` entries, keeping queued completions; fails with `EINVAL`
     /// if they do not fit.
     pub(crate) fn resize(&self, cqe: u32, udata: &mut Udata<'_>) -> Result<u32> {
-        if cqe == 0 || cqe > MAX_CQE {
+        if cqe == 0 || cqe > params::MAX_CQE {
             return Err(EINVAL);
         }
         // Allocate and map the new queue outside the lock (allocation sleeps), so that a

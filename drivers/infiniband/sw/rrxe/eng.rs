@@ -6,7 +6,7 @@
 //! resources. All of it lives under the QP lock; the QP's work item runs the engine.
 
 use crate::{
-    mr::MemRef,
+    mem::MemRef,
     proto::{
         completer::{AheadCount, CompState, RetryCounter, WqeView},
         psn::Psn,
@@ -193,7 +193,29 @@ pub(crate) struct Engine {
     pub(crate) holes: ReadHoles,
     /// The retransmission timer expired.
     pub(crate) timed_out: bool,
+    /// What the completer (or the RNR timer) decided for the requester to redo.
+    pub(crate) retry_plan: RetryPlan,
     pub(crate) resp: Resp,
+}
+
+/// Which part of an RDMA READ to ask for again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadAsk {
+    /// The oldest range missing below responses kept beyond it ([`ReadHoles::ask`]).
+    Hole,
+    /// The next chunk of what was not received ([`ReadHoles::chunk`]).
+    Chunk,
+}
+
+/// A retry decided by the completer (or the RNR timer), carried out by the requester in
+/// the same pass: the completer never sends.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RetryPlan {
+    /// Send again from the oldest WQE not completed.
+    pub(crate) rewind: bool,
+    /// Ask again for part of the oldest WQE, the RDMA READ starting at this PSN (if it is
+    /// still the oldest when the requester runs).
+    pub(crate) read: Option<(Psn, ReadAsk)>,
 }
 
 impl Engine {
@@ -221,6 +243,7 @@ impl Engine {
             ahead: AheadCount::default(),
             holes: ReadHoles::new(),
             timed_out: false,
+            retry_plan: RetryPlan::default(),
             resp: Resp {
                 psn: Psn::new(0),
                 msn: 0,
@@ -277,6 +300,7 @@ impl Engine {
         self.ahead.reset();
         self.holes.clear();
         self.timed_out = false;
+        self.retry_plan = RetryPlan::default();
         self.ack_policy = AckReqPolicy::new();
         self.resp.recv = None;
         self.resp.write = None;

@@ -1,32 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions, and the memory layer of the data path.
-//!
-//! MRs are user memory pinned for the device, the DMA MR of kernel consumers, and
+//! Memory regions: user memory pinned for the device, the DMA MR of kernel consumers, and
 //! fast-registration MRs of kernel consumers (mapped by `map_mr_sg`, made valid by a
 //! REG_MR work request, freed by LOCAL_INV or SEND with invalidate). Keys are the MR's
 //! index shifted left by 8 with an 8-bit key, as rxe makes them; lkey and rkey are equal.
 //!
-//! The data path finds memory with [`resolve`], which checks a key (an lkey of a local
-//! SGE, or an rkey from the network that may also name a bound memory window, see
-//! [`crate::mw`]) and returns a [`MemRef`] to copy or do atomics through. Everything here
-//! works in process context and softirq: no sleeping, no allocation.
+//! The data path reaches an MR's memory through [`crate::mem`], which resolves keys (of
+//! MRs here, of windows in [`crate::mw`]) to checked references; what it may do with an
+//! MR is here: [`grant`] checks a key's rights, [`MrShared::mapping`] records the MR as it
+//! is, and [`MrShared::with_mem`] gives access to the memory only while the MR is still
+//! as recorded. Everything the data path calls works in process context and softirq: no
+//! sleeping, no allocation.
 //!
-//! Lifetime: a [`MemRef`] holds a reference on the MR's [`MrShared`], so the memory stays
-//! pinned while the data path uses it, even across `dereg_mr`. Deregistration (refused
-//! while windows are bound, IBA 10.6.7.2.6) removes the MR from the table (no new lookups)
-//! and marks it invalid; if it then holds the last reference it unpins synchronously,
-//! otherwise the last user's drop queues the unpinning on the device's workqueue (see
-//! [`UserPages`]), since that drop may happen in softirq or under a spinlock.
+//! Lifetime: a reference to memory holds a reference on the MR's [`MrShared`], so the
+//! memory stays pinned while the data path uses it, even across `dereg_mr`.
+//! Deregistration (refused while windows are bound, IBA 10.6.7.2.6) removes the MR from
+//! the table (no new lookups) and marks it invalid; if it then holds the last reference it
+//! unpins synchronously, otherwise the last user's drop queues the unpinning on the
+//! device's workqueue (see [`UserPages`]), since that drop may happen in softirq or under
+//! a spinlock.
 //!
-//! Re-validation: a [`MemRef`] lives for a whole message (an RDMA WRITE or READ reply of
-//! many packets), but the MR may be invalidated, deregistered or remapped meanwhile (and
-//! a window unbound). Every such change bumps a generation number under the MR's (the
+//! Re-validation: a reference lives for a whole message (an RDMA WRITE or READ reply of
+//! many packets), but the MR may be invalidated, deregistered or remapped meanwhile (and a
+//! window unbound). Every such change bumps a generation number under the MR's (the
 //! window's) lock; every copy or atomic checks, under those locks and holding them for the
-//! copy, that the generation is the one the [`MemRef`] was made with. So no access
-//! touches memory after its invalidation, deregistration or remapping has returned (a
-//! fast-registration MR's pages belong to the kernel consumer again then), and a message
-//! that straddles one fails as rxe's per-packet rkey checks make it fail.
+//! copy, that the generation is the one recorded. So no access touches memory after its
+//! invalidation, deregistration or remapping has returned (a fast-registration MR's pages
+//! belong to the kernel consumer again then), and a message that straddles one fails as
+//! rxe's per-packet rkey checks make it fail.
 
 use crate::{
     bindings as b,
@@ -40,19 +41,13 @@ use crate::{
         sync::SpinLockBh,
         xarray::IdTable,
     },
-    mw, new_spinlock_bh,
+    new_spinlock_bh,
+    params::{MAX_FAST_REG_PAGES, MAX_MR_INDEX, MIN_MR_INDEX},
 };
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
-pub(crate) use crate::ext::rdma::mr::AtomicOp;
-
-/// MR indices: the lower half of the 20-bit index space (memory windows take the upper).
-const MIN_INDEX: u32 = 1;
-const MAX_INDEX: u32 = (1 << 19) - 1;
-
-/// The largest fast-registration page list (the device's `max_fast_reg_page_list_len`).
-const MAX_FAST_REG_PAGES: u32 = 512;
+use crate::ext::rdma::mr::AtomicOp;
 
 const LOCAL_WRITE: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
 const REMOTE_READ: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ;
@@ -167,8 +162,8 @@ pub(crate) struct MrShared {
     st: SpinLockBh<MrState>,
 }
 
-/// The part of an MR a [`MemRef`] may use, in the caller's address space: `[lo, lo + len)`
-/// at MR iova `iova + delta`.
+/// The part of an MR a reference to memory ([`crate::mem::MemRef`]) may use, in the
+/// caller's address space: `[lo, lo + len)` at MR iova `iova + delta`.
 #[derive(Clone, Copy)]
 pub(crate) struct Window {
     pub(crate) lo: u64,
@@ -176,43 +171,27 @@ pub(crate) struct Window {
     pub(crate) delta: u64,
 }
 
-/// A checked reference to memory: copies and atomics within the range `resolve` checked
-/// (or, for long messages, the whole window it found).
-pub(crate) struct MemRef {
-    mr: Arc<MrShared>,
-    /// The window the access goes through, if any.
-    via: Option<mw::Via>,
-    win: Window,
-    /// The MR's iova, page shift and pages set (fast registration), and its generation,
-    /// when resolved.
+/// An MR as a reference to its memory recorded it (see [`MrShared::mapping`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Mapping {
+    /// The MR's iova.
     base: u64,
+    /// Fast registration: log2 of the page size and the pages set.
     page_shift: u32,
     npages: usize,
+    /// The generation recorded: accesses fail once it changed.
     gen: u64,
 }
 
-/// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
-/// `access` (`IB_ACCESS_*`; 0 to read locally), by a QP of PD `pd` and number `qpn`:
-/// an MR by lkey (`!remote`), or an MR or a bound memory window by rkey (`remote`).
-/// The range is checked last: [`MemError::Range`] means that every other check passed.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve(
+/// The MR `key` names (an lkey, or an rkey of an MR), checked for a use with rights
+/// `access` (`IB_ACCESS_*`; 0 to read locally) by a QP of PD `pd`: the MR and the part of
+/// it the key grants.
+pub(crate) fn grant(
     dev: &RrxeDev,
     key: u32,
     pd: PdId,
-    qpn: u32,
-    remote: bool,
-    iova: u64,
-    len: u64,
     access: u32,
-) -> Result<MemRef, MemError> {
-    let index = key >> 8;
-    if mw::is_index(index) {
-        if !remote {
-            return Err(MemError::Key);
-        }
-        return mw::resolve(dev, key, pd, qpn, iova, len, access);
-    }
+) -> Result<(Arc<MrShared>, Window), MemError> {
     let mr = lookup(dev, key)?;
     let win = {
         let st = mr.st.lock();
@@ -234,13 +213,13 @@ pub(crate) fn resolve(
             delta: 0,
         }
     };
-    MemRef::new(mr, None, win, iova, len)
+    Ok((mr, win))
 }
 
 /// The MR with the index of `key` (any 8-bit key part).
 fn lookup(dev: &RrxeDev, key: u32) -> Result<Arc<MrShared>, MemError> {
     let index = key >> 8;
-    if !(MIN_INDEX..=MAX_INDEX).contains(&index) {
+    if !(MIN_MR_INDEX..=MAX_MR_INDEX).contains(&index) {
         return Err(MemError::Key);
     }
     dev.mrs().get(index).ok_or(MemError::Key)
@@ -315,64 +294,47 @@ impl MrShared {
     }
 }
 
-impl MemRef {
-    /// A reference to the part `win` of `mr` (still valid), through the window `via` if
-    /// any, checked for `len` bytes at `iova`.
-    pub(crate) fn new(
-        mr: Arc<MrShared>,
-        via: Option<mw::Via>,
-        win: Window,
-        iova: u64,
-        len: u64,
-    ) -> Result<Self, MemError> {
-        let (base, page_shift, npages, gen) = {
-            let st = mr.st.lock();
-            if st.state != State::Valid {
-                return Err(MemError::State);
-            }
-            (st.iova, st.page_shift, st.npages, st.gen)
-        };
-        let this = Self {
-            mr,
-            via,
-            win,
-            base,
-            page_shift,
-            npages,
-            gen,
-        };
-        this.locate(iova, len)?;
-        Ok(this)
-    }
-
-    /// Runs `f` (an access) if the window and the MR are still as they were when `self`
-    /// was made, holding their locks so that no invalidation overtakes it.
-    fn checked<R>(&self, f: impl FnOnce() -> Result<R, MemError>) -> Result<R, MemError> {
-        let in_mr = || {
-            let st = self.mr.st.lock();
-            if st.gen != self.gen || st.state != State::Valid {
-                return Err(MemError::State);
-            }
-            let r = f();
-            drop(st);
-            r
-        };
-        match &self.via {
-            Some(via) => via.checked(in_mr),
-            None => in_mr(),
+impl MrShared {
+    /// The MR as it is now, for accesses that must fail once it changes; fails if it is
+    /// not valid.
+    pub(crate) fn mapping(&self) -> Result<Mapping, MemError> {
+        let st = self.st.lock();
+        if st.state != State::Valid {
+            return Err(MemError::State);
         }
+        Ok(Mapping {
+            base: st.iova,
+            page_shift: st.page_shift,
+            npages: st.npages,
+            gen: st.gen,
+        })
     }
 
-    /// The MR iova of the `len` bytes at `iova`, if they are in the window.
-    fn locate(&self, iova: u64, len: u64) -> Result<u64, MemError> {
-        let off = iova.checked_sub(self.win.lo).ok_or(MemError::Range)?;
-        let end = off.checked_add(len).ok_or(MemError::Range)?;
-        if end > self.win.len {
-            return Err(MemError::Range);
+    /// Runs `f` with access to the memory if the MR is still as `map` recorded it, holding
+    /// its lock so that no invalidation, deregistration or remapping overtakes it.
+    pub(crate) fn with_mem<R>(
+        &self,
+        map: &Mapping,
+        f: impl FnOnce(&MrMem<'_>) -> Result<R, MemError>,
+    ) -> Result<R, MemError> {
+        let st = self.st.lock();
+        if st.gen != map.gen || st.state != State::Valid {
+            return Err(MemError::State);
         }
-        iova.checked_add(self.win.delta).ok_or(MemError::Range)
+        let r = f(&MrMem { mr: self, map });
+        drop(st);
+        r
     }
+}
 
+/// Access to an MR's memory, by MR iova, given only by [`MrShared::with_mem`] (under the
+/// MR's lock, while it is as recorded).
+pub(crate) struct MrMem<'a> {
+    mr: &'a MrShared,
+    map: &'a Mapping,
+}
+
+impl MrMem<'_> {
     /// Calls `f(kernel address, range in the buffer)` for each piece of the `len` bytes
     /// at MR iova `at` of a fast-registration MR.
     fn fast_walk(
@@ -382,15 +344,15 @@ impl MemRef {
         len: usize,
         mut f: impl FnMut(u64, core::ops::Range<usize>) -> Result<(), AccessError>,
     ) -> Result<(), MemError> {
-        let shift = self.page_shift;
+        let shift = self.map.page_shift;
         let size = 1u64.checked_shl(shift).ok_or(MemError::Range)?;
-        let first = self.base.checked_shr(shift).ok_or(MemError::Range)?;
+        let first = self.map.base.checked_shr(shift).ok_or(MemError::Range)?;
         let mut at = at;
         let mut done = 0usize;
         while done < len {
             let index = (at >> shift).checked_sub(first).ok_or(MemError::Range)?;
             let index = usize::try_from(index).map_err(|_| MemError::Range)?;
-            if index >= self.npages {
+            if index >= self.map.npages {
                 return Err(MemError::Range);
             }
             let page = pages
@@ -409,16 +371,15 @@ impl MemRef {
         Ok(())
     }
 
-    /// Copies from `iova` into `dst`.
-    pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> Result<(), MemError> {
-        let at = self.locate(iova, dst.len() as u64)?;
-        self.checked(|| self.read_unchecked(at, dst))
+    /// The offset of MR iova `at` in pinned user memory.
+    fn user_offset(&self, at: u64) -> Result<u64, MemError> {
+        at.checked_sub(self.map.base).ok_or(MemError::Range)
     }
 
-    /// Copies from MR iova `at` into `dst` (under [`Self::checked`]).
-    fn read_unchecked(&self, at: u64, dst: &mut [u8]) -> Result<(), MemError> {
+    /// Copies from MR iova `at` into `dst`.
+    pub(crate) fn read(&self, at: u64, dst: &mut [u8]) -> Result<(), MemError> {
         match &self.mr.mem {
-            Memory::User(u) => u.read_at(at.checked_sub(self.base).ok_or(MemError::Range)?, dst)?,
+            Memory::User(u) => u.read_at(self.user_offset(at)?, dst)?,
             Memory::Dma(m) => m.read_at(at, dst)?,
             Memory::Fast { mem, pages } => self.fast_walk(pages, at, dst.len(), |addr, r| {
                 mem.read_at(addr, dst.get_mut(r).ok_or(AccessError::Range)?)
@@ -427,18 +388,10 @@ impl MemRef {
         Ok(())
     }
 
-    /// Copies `src` to `iova`.
-    pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
-        let at = self.locate(iova, src.len() as u64)?;
-        self.checked(|| self.write_unchecked(at, src))
-    }
-
-    /// Copies `src` to MR iova `at` (under [`Self::checked`]).
-    fn write_unchecked(&self, at: u64, src: &[u8]) -> Result<(), MemError> {
+    /// Copies `src` to MR iova `at`.
+    pub(crate) fn write(&self, at: u64, src: &[u8]) -> Result<(), MemError> {
         match &self.mr.mem {
-            Memory::User(u) => {
-                u.write_at(at.checked_sub(self.base).ok_or(MemError::Range)?, src)?
-            }
+            Memory::User(u) => u.write_at(self.user_offset(at)?, src)?,
             Memory::Dma(m) => m.write_at(at, src)?,
             Memory::Fast { mem, pages } => self.fast_walk(pages, at, src.len(), |addr, r| {
                 mem.write_at(addr, src.get(r).ok_or(AccessError::Range)?)
@@ -447,22 +400,10 @@ impl MemRef {
         Ok(())
     }
 
-    /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically
-    /// with respect to the CPU's users of that memory; returns the value found.
-    pub(crate) fn atomic(&self, iova: u64, op: AtomicOp) -> Result<u64, MemError> {
-        if iova % 8 != 0 {
-            return Err(MemError::Align);
-        }
-        let at = self.locate(iova, 8)?;
-        self.checked(|| self.atomic_unchecked(at, op))
-    }
-
-    /// Performs `op` on the 8 bytes at MR iova `at` (under [`Self::checked`]).
-    fn atomic_unchecked(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
+    /// Performs `op` on the 8 bytes at MR iova `at`; returns the value found.
+    pub(crate) fn atomic(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
         let orig = match &self.mr.mem {
-            Memory::User(u) => {
-                u.atomic_at(at.checked_sub(self.base).ok_or(MemError::Range)?, op)?
-            }
+            Memory::User(u) => u.atomic_at(self.user_offset(at)?, op)?,
             Memory::Dma(m) => m.atomic_at(at, op)?,
             Memory::Fast { mem, pages } => {
                 let mut orig = 0;
@@ -480,13 +421,9 @@ impl MemRef {
     }
 }
 
-/// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for
-/// a QP of PD `pd` and number `qpn`: a fast-registration MR becomes free, a type 2B window
-/// unbound.
-pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId, qpn: u32) -> Result<(), MemError> {
-    if mw::is_index(key >> 8) {
-        return mw::invalidate(dev, key, pd, qpn);
-    }
+/// Invalidates the fast-registration MR `key` names (LOCAL_INV, SEND with invalidate) for
+/// a QP of PD `pd`: it becomes free.
+pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId) -> Result<(), MemError> {
     let mr = lookup(dev, key)?;
     if !matches!(mr.mem, Memory::Fast { .. }) {
         return Err(MemError::State);
@@ -551,8 +488,6 @@ pub(crate) fn fast_reg(
     Ok(())
 }
 
-pub(crate) use mw::bind as bind_mw;
-
 /// The MRs of a device by index.
 pub(crate) type MrTable = IdTable<MrShared>;
 
@@ -613,7 +548,7 @@ impl Mr {
         state: State,
     ) -> Result<(Self, u32, u32)> {
         let table = dev.data().mrs().clone();
-        let index = table.reserve(MIN_INDEX, MAX_INDEX)?;
+        let index = table.reserve(MIN_MR_INDEX, MAX_MR_INDEX)?;
         let key = index << 8 | u32::from(dev.data().keys().next());
         let shared = Arc::pin_init(
             pin_init!(MrShared {

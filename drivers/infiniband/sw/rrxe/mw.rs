@@ -16,13 +16,13 @@ use crate::{
         sync::SpinLockBh,
         xarray::IdTable,
     },
-    mr::{self, MemError, MemRef, MrShared},
+    mem::Owner,
+    mr::{self, MemError, MrShared, Window},
     new_spinlock_bh,
+    params::{MAX_MW_INDEX, MIN_MW_INDEX},
+    wqe::Bind,
 };
 use kernel::{prelude::*, sync::Arc};
-
-const MIN_INDEX: u32 = (1 << 19) + 1;
-const MAX_INDEX: u32 = (1 << 20) - 1;
 
 const TYPE_1: u32 = b::ib_mw_type_IB_MW_TYPE_1;
 const TYPE_2: u32 = b::ib_mw_type_IB_MW_TYPE_2;
@@ -41,7 +41,7 @@ const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ
 
 /// Whether `index` (a key shifted right by 8) is in the windows' range.
 pub(crate) fn is_index(index: u32) -> bool {
-    (MIN_INDEX..=MAX_INDEX).contains(&index)
+    (MIN_MW_INDEX..=MAX_MW_INDEX).contains(&index)
 }
 
 /// A binding of a window to an MR.
@@ -88,8 +88,8 @@ pub(crate) struct MwShared {
     st: SpinLockBh<MwState>,
 }
 
-/// The binding of a window an access goes through (held by a [`MemRef`]), to check
-/// before each copy that it still stands.
+/// The binding of a window an access goes through (held by a [`crate::mem::MemRef`]), to
+/// check before each copy that it still stands.
 pub(crate) struct Via {
     mw: Arc<MwShared>,
     gen: u64,
@@ -121,17 +121,16 @@ fn lookup(dev: &RrxeDev, rkey: u32) -> Result<Arc<MwShared>, MemError> {
     dev.mws().get(index).ok_or(MemError::Key)
 }
 
-/// Finds the memory the window `rkey` grants for a remote access of `len` bytes at `iova`
-/// with rights `access`, by a QP of PD `pd` and number `qpn` (see [`mr::resolve`]).
-pub(crate) fn resolve(
+/// The memory the window `rkey` grants for a remote access with rights `access` by a QP
+/// of PD `pd` and number `qpn` (see [`crate::mem::resolve`]): the MR it is bound to, the
+/// binding, and the part of the MR it grants.
+pub(crate) fn grant(
     dev: &RrxeDev,
     rkey: u32,
     pd: PdId,
     qpn: u32,
-    iova: u64,
-    len: u64,
     access: u32,
-) -> Result<MemRef, MemError> {
+) -> Result<(Arc<MrShared>, Via, Window), MemError> {
     let mw = lookup(dev, rkey)?;
     let (mr, win, gen) = {
         let st = mw.st.lock();
@@ -158,24 +157,22 @@ pub(crate) fn resolve(
             st.gen,
         )
     };
-    MemRef::new(mr, Some(Via { mw, gen }), win, iova, len)
+    Ok((mr, Via { mw, gen }, win))
 }
 
-/// Binds window `mw_rkey` (BIND_MW posted on QP `qpn` of PD `pd`) to `[addr, addr +
-/// length)` of the MR `mr_lkey` with `access`, giving it the 8-bit key part of `new_rkey`.
-/// Length 0 unbinds a type 1 window.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn bind(
-    dev: &RrxeDev,
-    pd: PdId,
-    qpn: u32,
-    mw_rkey: u32,
-    new_rkey: u32,
-    mr_lkey: u32,
-    addr: u64,
-    length: u64,
-    access: u32,
-) -> Result<(), MemError> {
+/// Binds window `bd.mw_rkey` (BIND_MW posted by `who`) to `[addr, addr + length)` of
+/// the MR `mr_lkey` with `access`, giving it the 8-bit key part of `rkey`. Length 0
+/// unbinds a type 1 window.
+pub(crate) fn bind(dev: &RrxeDev, who: Owner, bd: &Bind) -> Result<(), MemError> {
+    let (pd, qpn) = (who.pd, who.qpn);
+    let Bind {
+        addr,
+        length,
+        mr_lkey,
+        mw_rkey,
+        rkey: new_rkey,
+        access,
+    } = *bd;
     let mw = lookup(dev, mw_rkey)?;
     if access & !SUPPORTED != 0 {
         return Err(MemError::Access);
@@ -286,7 +283,7 @@ impl Mw {
             return Err(EINVAL);
         }
         let table = dev.data().mws().clone();
-        let index = table.reserve(MIN_INDEX, MAX_INDEX)?;
+        let index = table.reserve(MIN_MW_INDEX, MAX_MW_INDEX)?;
         let rkey = index << 8 | u32::from(dev.data().keys().next());
         let valid = mw_type == TYPE_1;
         let shared = Arc::pin_init(

@@ -2,7 +2,9 @@
 
 //! Queue pairs: creation with their send and receive queues (mapped into the user context
 //! for userspace QPs), attribute and state changes by the IBTA state table (bounds in
-//! `qp_attr`, the error state's flush in `flush`), queries, and kernel consumers' posting.
+//! `qp_attr`, the error state and its flush in `qp_error`), queries, and kernel
+//! consumers' posting. A QP's protocol engine: its state in `eng`, a pass of it in `pass`,
+//! its work item and timers in `task`.
 
 use crate::{
     ah::Ah,
@@ -28,6 +30,7 @@ use crate::{
         workqueue::flush_work,
         xarray::IdTable,
     },
+    mem::Owner,
     new_spinlock_bh, new_spinlock_irq, params,
     proto::{completer::RetryCounter, psn::Psn, verbs::QpType},
     qp_attr::{check_attr, Params},
@@ -47,14 +50,6 @@ use kernel::{
     workqueue::{impl_has_work, new_work, Work},
 };
 
-/// QP numbers of regular QPs: after the special ones.
-const MIN_QPN: u32 = 16;
-const MAX_QPN: u32 = (1 << 20) - 1;
-/// The GSI QP (QP1).
-const GSI_QPN: u32 = 1;
-/// Inline data a send WQE can carry (the size of its SGE array at 32 SGEs).
-const MAX_INLINE_DATA: u32 = 32 * SGE_SIZE as u32;
-const SGE_SIZE: usize = size_of::<b::rxe_sge>();
 /// `IB_QP_ATTR_STANDARD_BITS`: the attribute mask bits the core defines.
 const STANDARD_BITS: u32 = (1 << 21) - 1;
 
@@ -200,6 +195,16 @@ pub(crate) struct Inner {
     pub(crate) dead: bool,
 }
 
+impl QpShared {
+    /// The QP as the owner of memory accesses (for key checks).
+    pub(crate) fn owner(&self) -> Owner {
+        Owner {
+            pd: self.pd,
+            qpn: self.qpn,
+        }
+    }
+}
+
 impl Inner {
     /// Whether requests may be received (RTR, RTS, SQD, SQE).
     pub(crate) fn can_receive(&self) -> bool {
@@ -223,11 +228,11 @@ impl Inner {
 
 /// Checks the capacities asked for; fails with `EINVAL` beyond the device's limits.
 fn check_cap(cap: &QpCap, has_srq: bool) -> Result {
-    let max_wr = params::MAX_QP_WR as u32;
-    let max_sge = params::MAX_SGE as u32;
+    let max_wr = params::MAX_QP_WR;
+    let max_sge = params::MAX_SGE;
     if cap.max_send_wr > max_wr
         || cap.max_send_sge > max_sge
-        || cap.max_inline_data > MAX_INLINE_DATA
+        || cap.max_inline_data > params::MAX_INLINE_DATA
     {
         return Err(EINVAL);
     }
@@ -269,17 +274,18 @@ impl Qp {
 
         // Send queue: room for the SGEs or the inline data, whichever is larger.
         let cap = init.cap();
-        let sge_room = (cap.max_send_sge as usize * SGE_SIZE).max(cap.max_inline_data as usize);
+        let sge_room =
+            (cap.max_send_sge as usize * wqe::SGE_SIZE).max(cap.max_inline_data as usize);
         let sq = FromClient::new(cap.max_send_wr, size_of::<b::rxe_send_wqe>() + sge_room)?;
         cap.max_send_wr = sq.capacity();
-        cap.max_send_sge = (sge_room / SGE_SIZE) as u32;
+        cap.max_send_sge = (sge_room / wqe::SGE_SIZE) as u32;
         cap.max_inline_data = sge_room as u32;
         let rq = if has_srq {
             None
         } else {
             let rq = FromClient::new(
                 cap.max_recv_wr,
-                size_of::<b::rxe_recv_wqe>() + cap.max_recv_sge as usize * SGE_SIZE,
+                size_of::<b::rxe_recv_wqe>() + cap.max_recv_sge as usize * wqe::SGE_SIZE,
             )?;
             cap.max_recv_wr = rq.capacity();
             Some(rq)
@@ -314,17 +320,20 @@ impl Qp {
 
         let table = dev.data().qps().clone();
         let (min, max) = if ib_type == b::ib_qp_type_IB_QPT_GSI {
-            (GSI_QPN, GSI_QPN)
+            (params::GSI_QPN, params::GSI_QPN)
         } else {
-            (MIN_QPN, MAX_QPN)
+            (params::MIN_QPN, params::MAX_QPN)
         };
         // A second GSI QP finds its number taken. Numbers are drawn at random, not in
         // sequence: a QPN is the only handle an off-path attacker needs besides the
         // addresses and PSNs, so it should not be guessable from the last one.
-        let qpn =
-            table
-                .reserve_random(min, max)
-                .map_err(|e| if min == GSI_QPN { EINVAL } else { e })?;
+        let qpn = table.reserve_random(min, max).map_err(|e| {
+            if min == params::GSI_QPN {
+                EINVAL
+            } else {
+                e
+            }
+        })?;
         let path = Path {
             src_port: tx::src_port(qpn),
             ..Default::default()

@@ -13,7 +13,6 @@ use crate::{
 use kernel::prelude::*;
 
 /// Upper bounds of QP attributes (IBTA field widths and device limits).
-const MAX_RD_ATOMIC: u8 = 128;
 const MAX_RETRY: u8 = 7;
 const MAX_TIMER: u8 = 31;
 
@@ -75,9 +74,10 @@ pub(crate) fn check_attr(attr: &QpAttr, mask: u32) -> Result {
     let set = |bit: u32| mask & bit != 0;
     let ok = (!set(b::ib_qp_attr_mask_IB_QP_PORT) || attr.port_num == 1)
         && (!set(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX) || attr.pkey_index < params::PKEY_TBL_LEN)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) || attr.max_rd_atomic <= MAX_RD_ATOMIC)
+        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC)
+            || u32::from(attr.max_rd_atomic) <= params::MAX_QP_RD_ATOM)
         && (!set(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
-            || attr.max_dest_rd_atomic <= MAX_RD_ATOMIC)
+            || u32::from(attr.max_dest_rd_atomic) <= params::MAX_QP_RD_ATOM)
         && (!set(b::ib_qp_attr_mask_IB_QP_PATH_MTU)
             || (b::ib_mtu_IB_MTU_256..=b::ib_mtu_IB_MTU_4096).contains(&attr.path_mtu))
         && (!set(b::ib_qp_attr_mask_IB_QP_TIMEOUT) || attr.timeout <= MAX_TIMER)

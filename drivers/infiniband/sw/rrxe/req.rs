@@ -7,18 +7,20 @@
 use crate::{
     counters::Counter,
     device::RrxeDev,
-    eng::{Cur, Outbox, Track},
-    ext::{net::device::NetDevice, rdma::device::Device},
-    mr::{self, MemError},
+    eng::{Cur, ReadAsk, Track},
+    ext::rdma::device::Device,
+    mem::{self, MemError},
+    mr, mw,
+    pass::Pass,
     proto::{
         atomic::AtomicEth,
-        bth::{Bth, DEFAULT_PKEY},
+        bth::{Bth, QPN_MASK},
         deth::Deth,
         flush::Feth,
         ieth::Ieth,
         immdt::ImmDt,
         mtu::Mtu,
-        opcode::{HeaderSet, Opcode},
+        opcode::{HeaderSet, Opcode, Operation},
         packet::Headers,
         readholes::Hole,
         requester::{
@@ -28,127 +30,137 @@ use crate::{
         verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::{Inner, QpShared, BUDGET},
-    sgl::{self, Owner},
+    sgl,
     tx::{self, Path, TxError},
     wqe::{self, Data, SendWqe, Shape, SEND_SIGNALED},
 };
 
-/// Restarts sending at the oldest WQE not completed (after a retry decision or an RNR wait);
-/// WQEs already started resume at the PSN the completer expects.
-pub(crate) fn rewind(inner: &mut Inner) {
-    inner.eng.req_index = inner.sq.consumer();
-    inner.eng.cur = None;
+/// Carries out the retry the completer (or the RNR timer) decided: restarts sending at the
+/// oldest WQE not completed (WQEs already started resume at the PSN the completer
+/// expects), and asks again for what an RDMA READ misses.
+fn carry_out_retry(p: &mut Pass<'_>) {
+    let plan = core::mem::take(&mut p.inner.eng.retry_plan);
+    if !p.inner.can_send() {
+        return;
+    }
+    if plan.rewind {
+        p.inner.eng.req_index = p.inner.sq.consumer();
+        p.inner.eng.cur = None;
+    }
+    let Some((first_psn, ask)) = plan.read else {
+        return;
+    };
+    // Only for the read it was decided for, if that is still the oldest WQE.
+    let cons = p.inner.sq.consumer();
+    if cons == p.inner.eng.hw_index {
+        return;
+    }
+    let t = p.inner.eng.track(cons);
+    if t.first_psn != first_psn || !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
+        return;
+    }
+    let e = &mut p.inner.eng;
+    let hole = match ask {
+        ReadAsk::Hole => e.holes.ask(t.first_psn),
+        ReadAsk::Chunk => Some(e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn)),
+    };
+    if let Some(hole) = hole {
+        ask_read(p, &t, hole);
+    }
 }
 
 /// Asks again for a missing range of responses of the RDMA READ tracked as `t` (the
 /// oldest WQE): a read request with the range's first PSN and its part of the remote
 /// buffer, as the first send took them from the WQE (never read again). The responder
 /// answers it as a duplicate; the requester's place in the send queue does not change.
-pub(crate) fn ask_read(
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &Inner,
-    t: &Track,
-    hole: Hole,
-) {
-    let Some(tx) = inner.tx.as_ref() else {
+fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
+    let Some(tx) = p.inner.tx.as_ref() else {
         return;
     };
     let total = t.shape.len;
-    let mtu = inner.params.mtu.bytes();
+    let mtu = p.inner.params.mtu.bytes();
     let off = hole
         .psn
         .distance_from(t.first_psn)
         .saturating_mul(mtu)
         .min(total);
     let len = hole.count.saturating_mul(mtu).min(total - off);
-    let mut hdr = Headers::new(Bth {
-        opcode: Opcode::RcReadRequest,
-        solicited: false,
-        mig_req: false,
-        pad: 0,
-        tver: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn: inner.params.dest_qpn & crate::proto::bth::QPN_MASK,
-        ack_req: true,
-        psn: hole.psn,
-    });
+    let mut bth = Bth::new(
+        Opcode::RcReadRequest,
+        p.inner.params.dest_qpn & QPN_MASK,
+        hole.psn,
+    );
+    bth.ack_req = true;
+    let mut hdr = Headers::new(bth);
     hdr.reth = Some(Reth {
         va: t.shape.remote.addr.wrapping_add(u64::from(off)),
         rkey: t.shape.remote.rkey,
         dma_len: len,
     });
     // A request lost here is asked for again after the next timeout.
-    match tx::send(dev, ndev, tx, &inner.path, &hdr, 0, |_| {
+    match tx::send(p.dev, p.ndev, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), MemError>(())
     }) {
-        Ok(()) => dev.data().count(Counter::RdmaSends),
-        Err(_) => dev.data().count(Counter::SendErr),
+        Ok(()) => p.count(Counter::RdmaSends),
+        Err(_) => p.count(Counter::SendErr),
     }
 }
 
 /// Sends what the send queue holds, up to the budget. Returns true if there is more.
-pub(crate) fn run(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    out: &mut Outbox,
-) -> bool {
+pub(crate) fn run(p: &mut Pass<'_>) -> bool {
+    carry_out_retry(p);
     let mut sent = 0;
-    while inner.can_send() && !inner.eng.rnr_wait {
+    while p.inner.can_send() && !p.inner.eng.rnr_wait {
         if sent >= BUDGET {
             return true;
         }
-        if inner.eng.cur.is_none() {
-            if !start_next(qp, dev, ndev, inner, out) {
+        if p.inner.eng.cur.is_none() {
+            if !start_next(p) {
                 return false;
             }
             continue;
         }
-        if qp.qp_type == QpType::Rc {
-            let next = inner.eng.cur.as_ref().map(|c| c.next_psn);
+        if p.qp.qp_type == QpType::Rc {
+            let next = p.inner.eng.cur.as_ref().map(|c| c.next_psn);
             if let Some(next) = next {
-                if !psn_window_open(next, inner.eng.comp.psn) {
+                if !psn_window_open(next, p.inner.eng.comp.psn) {
                     return false;
                 }
             }
         }
-        if inner.tx_throttled() {
+        if p.inner.tx_throttled() {
             return false;
         }
-        let Some(cur) = inner.eng.cur.as_mut() else {
+        let Some(cur) = p.inner.eng.cur.as_mut() else {
             continue;
         };
         let Some(seg) = cur.seg.next() else {
-            finish_cur(inner);
+            finish_cur(p.inner);
             continue;
         };
         cur.next_psn = seg.psn.next();
         // An RDMA READ request is answered with PSNs up to the read's last.
-        let end = if seg.opcode.operation() == crate::proto::opcode::Operation::ReadRequest {
+        let end = if seg.opcode.operation() == Operation::ReadRequest {
             cur.seg.last_psn().next()
         } else {
             seg.psn.next()
         };
         let last = seg.opcode.is_end();
-        match send_segment(qp, dev, ndev, inner, &seg) {
-            Ok(()) => inner.eng.note_sent(end),
+        match send_segment(p, &seg) {
+            Ok(()) => p.inner.eng.note_sent(end),
             Err(status) => {
-                fail_cur(qp, inner, out, status);
+                fail_cur(p.inner, status);
                 return false;
             }
         }
         sent += 1;
         // The retransmission timer runs while packets are unacknowledged (a completer
         // that found nothing outstanding earlier in this pass asked to stop it).
-        if qp.qp_type == QpType::Rc && matches!(out.retrans, None | Some(0)) {
-            out.retrans = inner.params.timeout_us;
+        if p.qp.qp_type == QpType::Rc && matches!(p.out.retrans, None | Some(0)) {
+            p.out.retrans = p.inner.params.timeout_us;
         }
         if last {
-            finish_cur(inner);
+            finish_cur(p.inner);
         }
     }
     false
@@ -164,8 +176,10 @@ fn finish_cur(inner: &mut Inner) {
     }
 }
 
-/// The WQE being sent failed locally: it completes in error, and the QP goes to error.
-fn fail_cur(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus) {
+/// The WQE being sent failed locally: it completes in error (at the end of the pass, or
+/// when the WQEs before it completed), and the QP goes to error then. The requester stops
+/// until that completion.
+fn fail_cur(inner: &mut Inner, status: WcStatus) {
     if let Some(cur) = inner.eng.cur.take() {
         let mut t = inner.eng.track(cur.index);
         t.all_sent = true;
@@ -174,7 +188,7 @@ fn fail_cur(qp: &QpShared, inner: &mut Inner, out: &mut Outbox, status: WcStatus
         inner.eng.set_track(cur.index, t);
         inner.eng.req_index = inner.sq.next_index(cur.index);
     }
-    crate::comp::complete_sent(qp, inner, out);
+    inner.eng.wait_completion = true;
 }
 
 /// Whether `index` lies before the requester's high-water mark (was started before).
@@ -215,14 +229,9 @@ fn record_done(
 
 /// A WQE reached again (after a rewind) that must not be sent again: it keeps the PSNs of
 /// its first send and completes, in its turn, with `status` (none if it was decided
-/// already). The requester goes on after it.
-fn skip_again(
-    qp: &QpShared,
-    inner: &mut Inner,
-    out: &mut Outbox,
-    index: u32,
-    status: Option<WcStatus>,
-) {
+/// already). The requester goes on after it, unless it fails: then the requester stops
+/// until it completes (and the QP goes to error). Returns whether the requester goes on.
+fn skip_again(inner: &mut Inner, index: u32, status: Option<WcStatus>) -> bool {
     let mut t = inner.eng.track(index);
     if let Some(status) = status {
         t.all_sent = true;
@@ -231,24 +240,23 @@ fn skip_again(
         inner.eng.set_track(index, t);
     }
     inner.eng.req_index = inner.sq.next_index(index);
-    crate::comp::complete_sent(qp, inner, out);
+    if t.status != WcStatus::Success {
+        inner.eng.wait_completion = true;
+        return false;
+    }
+    true
 }
 
 /// Local operations (IBA 10.6): memory registration, invalidation, window binding.
 fn local_op(qp: &QpShared, dev: &Device<RrxeDev>, wqe: &SendWqe) -> Result<(), MemError> {
     let d = dev.data();
     match wqe.op {
-        WrOpcode::LocalInv => mr::invalidate(d, wqe.ex, qp.pd, qp.qpn),
+        WrOpcode::LocalInv => mem::invalidate(d, wqe.ex, qp.owner()),
         WrOpcode::RegMr => {
             let bd = &wqe.bind;
             mr::fast_reg(d, qp.pd, bd.mr_lkey, bd.rkey, bd.access, bd.addr)
         }
-        WrOpcode::BindMw => {
-            let bd = &wqe.bind;
-            mr::bind_mw(
-                d, qp.pd, qp.qpn, bd.mw_rkey, bd.rkey, bd.mr_lkey, bd.addr, bd.length, bd.access,
-            )
-        }
+        WrOpcode::BindMw => mw::bind(d, qp.owner(), &wqe.bind),
         _ => Err(MemError::State),
     }
 }
@@ -264,13 +272,9 @@ fn local_status(op: WrOpcode, _e: MemError) -> WcStatus {
 
 /// Starts the next WQE, if one is posted and may start. Returns false when nothing can
 /// start now.
-fn start_next(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    out: &mut Outbox,
-) -> bool {
+fn start_next(p: &mut Pass<'_>) -> bool {
+    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let inner = &mut *p.inner;
     let index = inner.eng.req_index;
     if index == inner.sq.producer() {
         return false;
@@ -286,19 +290,16 @@ fn start_next(
     // A WQE decided at its first turn (a local operation executed, or a failure found
     // locally) is not executed again.
     if again && old.all_sent && old.no_ack {
-        skip_again(qp, inner, out, index, None);
-        return true;
+        return skip_again(inner, index, None);
     }
     let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
         Ok(w) if again && Shape::of(&w) != old.shape => {
             // Rewritten since its first send, whose PSNs and completion stand.
-            skip_again(qp, inner, out, index, Some(WcStatus::LocQpOpErr));
-            return true;
+            return skip_again(inner, index, Some(WcStatus::LocQpOpErr));
         }
         Ok(w) => w,
         Err(e) if again => {
-            skip_again(qp, inner, out, index, Some(e.wc_status()));
-            return true;
+            return skip_again(inner, index, Some(e.wc_status()));
         }
         Err(e) => {
             let wr_id = wqe::send_wr_id(&inner.sq, index);
@@ -310,7 +311,8 @@ fn start_next(
                 SEND_SIGNALED,
                 e.wc_status(),
             );
-            crate::comp::complete_sent(qp, inner, out);
+            // It completes in error at the end of the pass (the QP goes to error then).
+            inner.eng.wait_completion = true;
             return false;
         }
     };
@@ -458,13 +460,9 @@ fn start_next(
 }
 
 /// Builds and sends one packet of the current WQE.
-fn send_segment(
-    qp: &QpShared,
-    dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
-    inner: &mut Inner,
-    seg: &Segment,
-) -> Result<(), WcStatus> {
+fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
+    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let inner = &mut *p.inner;
     let ack_req = inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode);
     let Some(cur) = inner.eng.cur.as_ref() else {
         return Err(WcStatus::LocQpOpErr);
@@ -474,19 +472,10 @@ fn send_segment(
     };
     let wqe = &cur.wqe;
     let set = seg.opcode.headers();
-    let mut hdr = Headers::new(Bth {
-        opcode: seg.opcode,
-        solicited: solicited(seg.opcode, wqe.solicited()),
-        mig_req: false,
-        pad: 0,
-        tver: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn: cur.dest_qpn & crate::proto::bth::QPN_MASK,
-        ack_req,
-        psn: seg.psn,
-    });
+    let mut bth = Bth::new(seg.opcode, cur.dest_qpn & QPN_MASK, seg.psn);
+    bth.solicited = solicited(seg.opcode, wqe.solicited());
+    bth.ack_req = ack_req;
+    let mut hdr = Headers::new(bth);
     let remote_va = wqe.remote.addr.wrapping_add(u64::from(seg.offset));
     if set.contains(HeaderSet::RETH) {
         hdr.reth = Some(Reth {
@@ -529,10 +518,7 @@ fn send_segment(
             selectivity: wqe.remote.flush_level & 0x03,
         });
     }
-    let owner = Owner {
-        pd: qp.pd,
-        qpn: qp.qpn,
-    };
+    let owner = qp.owner();
     let offset = u64::from(seg.offset);
     let res = tx::send(
         dev,
@@ -555,8 +541,7 @@ fn send_segment(
         Ok(()) => {
             if matches!(
                 seg.opcode.operation(),
-                crate::proto::opcode::Operation::Write
-                    | crate::proto::opcode::Operation::ReadRequest
+                Operation::Write | Operation::ReadRequest
             ) {
                 dev.data().count(Counter::RdmaSends);
             }

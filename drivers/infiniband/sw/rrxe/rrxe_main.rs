@@ -25,6 +25,7 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod ext;
 
+mod abi;
 mod admit;
 mod ah;
 mod comp;
@@ -32,20 +33,22 @@ mod counters;
 mod cq;
 mod device;
 mod eng;
-mod flush;
 mod icrc;
 mod link;
 mod mcast;
+mod mem;
 mod mr;
 mod mw;
 mod net;
 mod params;
+mod pass;
 mod pd;
 // The protocol core is a complete, host-tested library; the driver uses part of its API.
 #[allow(dead_code, unreachable_pub)]
 mod proto;
 mod qp;
 mod qp_attr;
+mod qp_error;
 mod queue;
 mod recv;
 mod req;
@@ -54,6 +57,7 @@ mod sgl;
 mod srq;
 mod task;
 mod tx;
+mod verbs;
 mod wqe;
 
 use ext::{

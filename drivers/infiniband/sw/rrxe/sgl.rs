@@ -5,16 +5,10 @@
 
 use crate::{
     device::RrxeDev,
-    mr::{resolve, MemError},
+    mem::{resolve, MemError, Owner},
+    proto::verbs::Access,
     wqe::Sge,
 };
-
-/// Who is asking: the QP's PD and number, for key checks.
-#[derive(Clone, Copy)]
-pub(crate) struct Owner {
-    pub(crate) pd: crate::ext::rdma::mr::PdId,
-    pub(crate) qpn: u32,
-}
 
 /// Calls `f(sge, offset in the SGE, range in the buffer)` for each piece of `len` bytes
 /// starting `offset` bytes into the list; `Range` if the list is too short.
@@ -60,7 +54,7 @@ pub(crate) fn read(
     walk(sges, offset, len, |sge, off, range| {
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        let mem = resolve(dev, sge.lkey, who.pd, who.qpn, false, va, n, 0)?;
+        let mem = resolve(dev, sge.lkey, who, false, va, n, Access(0))?;
         mem.read(va, dst.get_mut(range).ok_or(MemError::Range)?)
     })
 }
@@ -76,16 +70,7 @@ pub(crate) fn write(
     walk(sges, offset, src.len(), |sge, off, range| {
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        let mem = resolve(
-            dev,
-            sge.lkey,
-            who.pd,
-            who.qpn,
-            false,
-            va,
-            n,
-            crate::bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
-        )?;
+        let mem = resolve(dev, sge.lkey, who, false, va, n, Access::LOCAL_WRITE)?;
         mem.write(va, src.get(range).ok_or(MemError::Range)?)
     })
 }

@@ -21,7 +21,7 @@ use crate::{
 };
 use crate::{
     ext::rdma::{event::SrqEvents, wr::RecvWrs},
-    wqe::{read_recv, write_recv, RecvWqe, WqeError},
+    wqe::{self, read_recv, write_recv, RecvWqe, WqeError},
 };
 use core::mem::size_of;
 use kernel::{
@@ -29,11 +29,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, Mutex},
 };
-
-/// SRQ numbers (as rxe).
-const MIN_SRQ_NUM: u32 = 0x0002_0001;
-const MAX_SRQ_NUM: u32 = (1 << 20) - 1;
-const SGE_SIZE: usize = size_of::<b::rxe_sge>();
 
 /// What the SRQ lock protects.
 struct Inner {
@@ -110,7 +105,7 @@ fn new_queue(
 ) -> Result<(FromClient, Option<MmapEntry>, b::mminfo)> {
     let rq = FromClient::new(
         max_wr,
-        size_of::<b::rxe_recv_wqe>() + max_sge as usize * SGE_SIZE,
+        size_of::<b::rxe_recv_wqe>() + max_sge as usize * wqe::SGE_SIZE,
     )?;
     let (mmap, mi) = map(rq.mem(), udata)?;
     Ok((rq, mmap, mi))
@@ -118,7 +113,7 @@ fn new_queue(
 
 /// Checks a requested number of WQEs.
 fn check_max_wr(max_wr: u32) -> Result<u32> {
-    if max_wr == 0 || max_wr > params::MAX_SRQ_WR as u32 {
+    if max_wr == 0 || max_wr > params::MAX_SRQ_WR {
         return Err(EINVAL);
     }
     Ok(max_wr)
@@ -137,7 +132,7 @@ impl Srq {
             return Err(eopnotsupp());
         }
         let max_wr = check_max_wr(attr.max_wr)?;
-        if attr.max_sge > params::MAX_SRQ_SGE as u32 {
+        if attr.max_sge > params::MAX_SRQ_SGE {
             return Err(EINVAL);
         }
         let max_sge = attr.max_sge.max(1);
@@ -149,7 +144,7 @@ impl Srq {
         attr.max_sge = max_sge;
         let limit = attr.srq_limit;
         let table = dev.data().srqs().clone();
-        let num = table.reserve(MIN_SRQ_NUM, MAX_SRQ_NUM)?;
+        let num = table.reserve(params::MIN_SRQ_NUM, params::MAX_SRQ_NUM)?;
         let shared = KBox::pin_init(
             new_spinlock_irq!(
                 Inner {

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How a QP's engine runs: its work item (one pass: responses, timeouts, requests, then
-//! sending, each within a budget), its retransmission and RNR timers, the wake-up of a
-//! sender that stopped at its limit of packets in flight, and what a pass asks for once
-//! the QP lock is dropped (CQ handlers, timers, another pass).
+//! How a QP's engine runs: its work item (which runs a pass, [`crate::pass`]), its
+//! retransmission and RNR timers, the wake-up of a sender that stopped at its limit of
+//! packets in flight, and what a pass asks for once the QP lock is dropped (CQ handlers,
+//! timers, another pass).
 
 use crate::{
-    bindings as b,
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
     ext::{
         net::{skb::SkBuff, xmit::TxDone},
-        rdma::device::{Device, DeviceRef},
+        rdma::device::DeviceRef,
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
+    pass::Pass,
     qp::{Inner, QpShared, BUDGET},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -138,39 +138,58 @@ impl WorkItem for QpShared {
 }
 
 impl QpShared {
-    /// One pass of the engine: responses, timeouts, requests, then sending, each within
-    /// its budget; queues the work item again if work is left. Process context.
+    /// One pass of the engine, its stages in the order in which a packet's consequences
+    /// flow, each within its budget:
+    ///
+    /// 1. the completer ([`crate::comp`]) takes the responses received and a
+    ///    retransmission timeout, completes send WQEs and *decides* retries;
+    /// 2. the responder ([`crate::resp`]) answers the requests received;
+    /// 3. the requester ([`crate::req`]) *carries out* the completer's retry decision (a
+    ///    rewind, or a range of an RDMA READ asked for again), then sends new work;
+    /// 4. the completer completes, in order, what was sent and needs no acknowledge.
+    ///
+    /// No stage calls back into another: what one decides for a later one it records in
+    /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
+    /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
+    /// carries out. Queues the work item again if work is left. Process context.
     pub(crate) fn process(self: Arc<Self>) {
-        let this = self;
-        let Some(ndev) = this.dev.netdev() else {
-            this.req_q.purge();
-            this.resp_q.purge();
+        let qp = &*self;
+        let Some(ndev) = qp.dev.netdev() else {
+            qp.req_q.purge();
+            qp.resp_q.purge();
             return;
         };
-        let mut out = Outbox::default();
-        {
-            let mut inner = this.inner.lock();
+        let out = {
+            let mut inner = qp.inner.lock();
             if inner.dead {
                 return;
             }
-            if inner.state == b::ib_qp_state_IB_QPS_ERR {
-                inner.flush_all(&this, &mut out);
+            let mut p = Pass {
+                qp,
+                dev: &qp.dev,
+                ndev: &ndev,
+                inner: &mut inner,
+                out: Outbox::default(),
+            };
+            if p.in_error() {
+                p.inner.flush_all(qp, &mut p.out);
             }
-            let dev: &Device<RrxeDev> = &this.dev;
             for _ in 0..BUDGET {
-                let Some(skb) = this.resp_q.pop() else { break };
-                crate::comp::on_response(&this, dev, &ndev, &mut inner, skb, &mut out);
+                let Some(skb) = qp.resp_q.pop() else { break };
+                crate::comp::on_response(&mut p, skb);
             }
-            if inner.eng.timed_out {
-                inner.eng.timed_out = false;
-                crate::comp::on_timeout(&this, dev, &ndev, &mut inner, &mut out);
+            if core::mem::take(&mut p.inner.eng.timed_out) {
+                crate::comp::on_timeout(&mut p);
             }
-            out.again |= crate::resp::run(&this, dev, &ndev, &mut inner, &mut out);
-            out.again |= crate::req::run(&this, dev, &ndev, &mut inner, &mut out);
-            crate::comp::complete_sent(&this, &mut inner, &mut out);
-            out.again |= !this.resp_q.is_empty();
-        }
-        this.finish(out);
+            let more = crate::resp::run(&mut p);
+            p.out.again |= more;
+            let more = crate::req::run(&mut p);
+            p.out.again |= more;
+            crate::comp::complete_sent(&mut p);
+            p.out.again |= !qp.resp_q.is_empty();
+            p.out
+        };
+        self.finish(out);
     }
 }
 
@@ -187,7 +206,7 @@ impl TimerCallback<1> for QpShared {
             let mut inner = this.inner.lock();
             if inner.eng.rnr_wait {
                 inner.eng.rnr_wait = false;
-                crate::req::rewind(&mut inner);
+                inner.eng.retry_plan.rewind = true;
             }
         }
         this.schedule();

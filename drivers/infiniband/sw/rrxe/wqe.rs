@@ -16,17 +16,20 @@ use crate::{
         wqe::{RecvWqeRaw, SendWqeRaw},
         wr::{RecvWr, SendWr, WrSge},
     },
+    params,
     proto::verbs::{WcStatus, WrOpcode},
     queue::{FromClient, Producer},
 };
 use core::mem::{offset_of, size_of};
 use kernel::prelude::*;
 
-/// Most SGEs a WQE may name (`RXE_MAX_SGE`).
-pub(crate) const MAX_SGE: usize = 32;
-/// Bytes of inline data a send WQE may carry (its SGE area at [`MAX_SGE`]).
-pub(crate) const MAX_INLINE: usize = MAX_SGE * SGE_SIZE;
-const SGE_SIZE: usize = size_of::<b::rxe_sge>();
+/// Most SGEs a WQE may name.
+pub(crate) const MAX_SGE: usize = params::MAX_SGE as usize;
+/// Bytes of inline data a send WQE may carry.
+pub(crate) const MAX_INLINE: usize = params::MAX_INLINE_DATA as usize;
+/// The size of one SGE (`struct rxe_sge`).
+pub(crate) const SGE_SIZE: usize = size_of::<b::rxe_sge>();
+const _: () = assert!(MAX_INLINE == MAX_SGE * SGE_SIZE);
 /// Where the SGEs (or inline data) of a send WQE start.
 const SEND_SGE_OFF: usize =
     offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
@@ -384,14 +387,14 @@ pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError>
     })
 }
 
-/// Offsets in a send WQE of the fields a kernel consumer's request fills.
-mod off {
+/// Offsets of the fields of send and receive WQEs (the one place that knows them).
+pub(crate) mod off {
     use crate::bindings as b;
     use core::mem::offset_of;
 
     const WR: usize = offset_of!(b::rxe_send_wqe, wr);
-    pub(super) const WR_ID: usize = WR + offset_of!(b::rxe_send_wr, wr_id);
-    pub(super) const OPCODE: usize = WR + offset_of!(b::rxe_send_wr, opcode);
+    pub(crate) const WR_ID: usize = WR + offset_of!(b::rxe_send_wr, wr_id);
+    pub(crate) const OPCODE: usize = WR + offset_of!(b::rxe_send_wr, opcode);
     pub(super) const FLAGS: usize = WR + offset_of!(b::rxe_send_wr, send_flags);
     pub(super) const EX: usize = WR + offset_of!(b::rxe_send_wr, ex);
     /// The union of operation fields.
@@ -425,7 +428,7 @@ mod off {
     const RDMA_ADDR: usize = offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_2, remote_addr);
     pub(super) const REMOTE_ADDR: usize = U + RDMA_ADDR;
     const RECV_DMA: usize = offset_of!(b::rxe_recv_wqe, dma);
-    pub(super) const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
+    pub(crate) const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
     pub(super) const RECV_NUM_SGE: usize = RECV_DMA + offset_of!(b::rxe_dma_info, num_sge);
     pub(super) const RECV_LEN: usize = RECV_DMA + offset_of!(b::rxe_dma_info, length);
 }

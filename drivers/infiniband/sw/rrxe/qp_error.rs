@@ -7,37 +7,34 @@ use crate::{
     bindings as b,
     cq::Cqe,
     eng::Outbox,
-    proto::verbs::WcOpcode,
+    proto::verbs::{WcOpcode, WcStatus, WrOpcode},
     qp::{Inner, QpShared},
     queue::FromClient,
+    wqe::off,
 };
-use core::{mem::offset_of, sync::atomic::Ordering};
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// WQEs of each queue that one pass flushes.
 const FLUSH_BUDGET: u32 = 1024;
-/// Where the `wr_id` of a send WQE is.
-const SEND_WR_ID: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, wr_id);
-/// Where the work request opcode of a send WQE is.
-const SEND_OPCODE: usize = offset_of!(b::rxe_send_wqe, wr) + offset_of!(b::rxe_send_wr, opcode);
-/// Where the `wr_id` of a receive WQE is.
-const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
 
-/// The completion opcode of a send work request opcode (`IB_WR_*`).
+/// The completion opcode of a send work request opcode (`IB_WR_*`) of a WQE never started:
+/// the operation's, for those a userspace WQE may hold; SEND for anything else.
 fn send_wc_opcode(wr_opcode: u32) -> u32 {
-    match wr_opcode {
-        b::ib_wr_opcode_IB_WR_RDMA_WRITE | b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
-            b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_WRITE
-        }
-        b::ib_wr_opcode_IB_WR_RDMA_READ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_RDMA_READ,
-        b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_COMP_SWAP,
-        b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FETCH_ADD,
-        b::ib_wr_opcode_IB_WR_LOCAL_INV => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_LOCAL_INV,
-        b::ib_wr_opcode_IB_WR_BIND_MW => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_BIND_MW,
-        b::ib_wr_opcode_IB_WR_FLUSH => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_FLUSH,
-        b::ib_wr_opcode_IB_WR_ATOMIC_WRITE => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_ATOMIC_WRITE,
-        _ => b::ib_uverbs_wc_opcode_IB_UVERBS_WC_SEND,
-    }
+    use WrOpcode::*;
+    let wc = match WrOpcode::from_u32(wr_opcode) {
+        Some(
+            op @ (RdmaWrite | RdmaWriteImm | RdmaRead | AtomicCmpSwp | AtomicFetchAdd | LocalInv
+            | BindMw | Flush | AtomicWrite),
+        ) => op.wc_opcode(),
+        _ => WcOpcode::Send,
+    };
+    wc as u32
+}
+
+/// The flush completion of `qp`'s work request `wr_id` with completion opcode `opcode`.
+fn flushed(qp: &QpShared, wr_id: u64, opcode: u32) -> Cqe {
+    Cqe::new(qp, wr_id, WcStatus::WrFlushErr, opcode)
 }
 
 /// Reads a little `u64`/`u32` field of the oldest WQE (native byte order, as userspace
@@ -74,14 +71,7 @@ impl Inner {
     pub(crate) fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
         if let Some(r) = self.eng.resp.recv.take() {
             if r.from_srq {
-                let wc = Cqe {
-                    wr_id: r.wqe.wr_id,
-                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: WcOpcode::Recv as u32,
-                    qp_num: qp.qpn,
-                    ib_qp: qp.ib_qp,
-                    ..Default::default()
-                };
+                let wc = flushed(qp, r.wqe.wr_id, WcOpcode::Recv as u32);
                 if crate::cq::post(&qp.recv_cq, &wc, false).unwrap_or(false) {
                     out.recv_cq = true;
                 }
@@ -117,18 +107,11 @@ impl Inner {
                 (t.wr_id, t.op.wc_opcode() as u32)
             } else {
                 (
-                    front_u64(&self.sq, SEND_WR_ID).unwrap_or(0),
-                    send_wc_opcode(front_u32(&self.sq, SEND_OPCODE).unwrap_or(0)),
+                    front_u64(&self.sq, off::WR_ID).unwrap_or(0),
+                    send_wc_opcode(front_u32(&self.sq, off::OPCODE).unwrap_or(0)),
                 )
             };
-            let wc = Cqe {
-                wr_id,
-                status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                opcode,
-                qp_num: qp.qpn,
-                ib_qp: qp.ib_qp,
-                ..Default::default()
-            };
+            let wc = flushed(qp, wr_id, opcode);
             // A full CQ loses flush completions; the consumer sees the overflow.
             if crate::cq::post(&qp.send_cq, &wc, false).unwrap_or(false) {
                 notify.0 = true;
@@ -139,14 +122,8 @@ impl Inner {
             let posted = rq.count();
             more |= posted > FLUSH_BUDGET;
             for _ in 0..posted.min(FLUSH_BUDGET) {
-                let wc = Cqe {
-                    wr_id: front_u64(rq, RECV_WR_ID).unwrap_or(0),
-                    status: b::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-                    opcode: WcOpcode::Recv as u32,
-                    qp_num: qp.qpn,
-                    ib_qp: qp.ib_qp,
-                    ..Default::default()
-                };
+                let wr_id = front_u64(rq, off::RECV_WR_ID).unwrap_or(0);
+                let wc = flushed(qp, wr_id, WcOpcode::Recv as u32);
                 if crate::cq::post(&qp.recv_cq, &wc, false).unwrap_or(false) {
                     notify.1 = true;
                 }

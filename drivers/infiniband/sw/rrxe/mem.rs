@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The data path's memory layer: from a key to memory. [`resolve`] checks a key (an lkey
+//! of a local SGE, or an rkey from the network, which names an MR ([`crate::mr`]) or a
+//! bound memory window ([`crate::mw`])) and returns a [`MemRef`] to copy or do atomics
+//! through; [`invalidate`] ends a key's validity. A [`MemRef`] checks before every access,
+//! under the locks of the window and the MR, that neither changed since it was made (see
+//! [`crate::mr`]). Everything here works in process context and softirq: no sleeping, no
+//! allocation.
+
+use crate::{
+    device::RrxeDev,
+    ext::rdma::mr::PdId,
+    mr::{self, Mapping, MrMem, MrShared, Window},
+    mw::{self, Via},
+    proto::verbs::Access,
+};
+use kernel::sync::Arc;
+
+pub(crate) use crate::{ext::rdma::mr::AtomicOp, mr::MemError};
+
+/// Who is asking: a QP's PD and number, for key checks.
+#[derive(Clone, Copy)]
+pub(crate) struct Owner {
+    pub(crate) pd: PdId,
+    pub(crate) qpn: u32,
+}
+
+/// A checked reference to memory: copies and atomics within the range [`resolve`] checked
+/// (or, for long messages, the whole window it found).
+pub(crate) struct MemRef {
+    mr: Arc<MrShared>,
+    /// The window the access goes through, if any.
+    via: Option<Via>,
+    win: Window,
+    /// The MR as it was when resolved.
+    map: Mapping,
+}
+
+/// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
+/// `access` (none to read locally) by `who`: an MR by lkey (`!remote`), or an MR or a
+/// bound memory window by rkey (`remote`). The range is checked last:
+/// [`MemError::Range`] means that every other check passed.
+pub(crate) fn resolve(
+    dev: &RrxeDev,
+    key: u32,
+    who: Owner,
+    remote: bool,
+    iova: u64,
+    len: u64,
+    access: Access,
+) -> Result<MemRef, MemError> {
+    let (mr, via, win) = if mw::is_index(key >> 8) {
+        if !remote {
+            return Err(MemError::Key);
+        }
+        let (mr, via, win) = mw::grant(dev, key, who.pd, who.qpn, access.0)?;
+        (mr, Some(via), win)
+    } else {
+        let (mr, win) = mr::grant(dev, key, who.pd, access.0)?;
+        (mr, None, win)
+    };
+    let map = mr.mapping()?;
+    let this = MemRef { mr, via, win, map };
+    this.locate(iova, len)?;
+    Ok(this)
+}
+
+/// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for
+/// `who`: a fast-registration MR becomes free, a type 2B window unbound.
+pub(crate) fn invalidate(dev: &RrxeDev, key: u32, who: Owner) -> Result<(), MemError> {
+    if mw::is_index(key >> 8) {
+        mw::invalidate(dev, key, who.pd, who.qpn)
+    } else {
+        mr::invalidate(dev, key, who.pd)
+    }
+}
+
+impl MemRef {
+    /// Runs `f` (an access) if the window and the MR are still as they were when `self`
+    /// was made, holding their locks so that no invalidation overtakes it.
+    fn checked<R>(&self, f: impl FnOnce(&MrMem<'_>) -> Result<R, MemError>) -> Result<R, MemError> {
+        let in_mr = || self.mr.with_mem(&self.map, f);
+        match &self.via {
+            Some(via) => via.checked(in_mr),
+            None => in_mr(),
+        }
+    }
+
+    /// The MR iova of the `len` bytes at `iova`, if they are in the window.
+    fn locate(&self, iova: u64, len: u64) -> Result<u64, MemError> {
+        let off = iova.checked_sub(self.win.lo).ok_or(MemError::Range)?;
+        let end = off.checked_add(len).ok_or(MemError::Range)?;
+        if end > self.win.len {
+            return Err(MemError::Range);
+        }
+        iova.checked_add(self.win.delta).ok_or(MemError::Range)
+    }
+
+    /// Copies from `iova` into `dst`.
+    pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> Result<(), MemError> {
+        let at = self.locate(iova, dst.len() as u64)?;
+        self.checked(|m| m.read(at, dst))
+    }
+
+    /// Copies `src` to `iova`.
+    pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
+        let at = self.locate(iova, src.len() as u64)?;
+        self.checked(|m| m.write(at, src))
+    }
+
+    /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically
+    /// with respect to the CPU's users of that memory; returns the value found.
+    pub(crate) fn atomic(&self, iova: u64, op: AtomicOp) -> Result<u64, MemError> {
+        if iova % 8 != 0 {
+            return Err(MemError::Align);
+        }
+        let at = self.locate(iova, 8)?;
+        self.checked(|m| m.atomic(at, op))
+    }
+}
