@@ -124,7 +124,7 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
                 } else {
                     ReadAsk::Chunk
                 };
-                e.retry_plan.read = Some((t.first_psn, ask));
+                e.retry_plan.ask_read(t.first_psn, ask);
             } else {
                 e.holes.clear();
                 e.retry_plan.rewind = true;
@@ -245,7 +245,7 @@ fn read_offset(p: &Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) -> Optio
 /// Asks the requester for the oldest missing range of the oldest WQE, an RDMA READ tracked
 /// as `t`.
 fn ask_hole(p: &mut Pass<'_>, t: &Track) {
-    p.inner.eng.retry_plan.read = Some((t.first_psn, ReadAsk::Hole));
+    p.inner.eng.retry_plan.ask_read(t.first_psn, ReadAsk::Hole);
 }
 
 /// A response of the oldest WQE, an RDMA READ tracked as `t`, came beyond a missing one:
@@ -298,7 +298,7 @@ fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
         ask_hole(p, t);
     } else if rsp.opcode.is_end() && e.holes.chunk_done(e.comp.psn) {
         // The chunk asked for arrived whole: the next one.
-        e.retry_plan.read = Some((t.first_psn, ReadAsk::Chunk));
+        e.retry_plan.ask_read(t.first_psn, ReadAsk::Chunk);
     }
 }
 

@@ -213,9 +213,29 @@ pub(crate) enum ReadAsk {
 pub(crate) struct RetryPlan {
     /// Send again from the oldest WQE not completed.
     pub(crate) rewind: bool,
-    /// Ask again for part of the oldest WQE, the RDMA READ starting at this PSN (if it is
+    /// Ask again for parts of the oldest WQE, the RDMA READ starting at this PSN (if it is
     /// still the oldest when the requester runs).
-    pub(crate) read: Option<(Psn, ReadAsk)>,
+    pub(crate) read: Option<Psn>,
+    /// ... the next chunk of its rest.
+    pub(crate) chunk: bool,
+    /// ... its oldest missing range (asked for after the chunk).
+    pub(crate) hole: bool,
+}
+
+impl RetryPlan {
+    /// Asks for `ask` of the RDMA READ starting at `first_psn`; what was asked for an
+    /// earlier WQE is forgotten.
+    pub(crate) fn ask_read(&mut self, first_psn: Psn, ask: ReadAsk) {
+        if self.read != Some(first_psn) {
+            self.read = Some(first_psn);
+            self.chunk = false;
+            self.hole = false;
+        }
+        match ask {
+            ReadAsk::Chunk => self.chunk = true,
+            ReadAsk::Hole => self.hole = true,
+        }
+    }
 }
 
 impl Engine {

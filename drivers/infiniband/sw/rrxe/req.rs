@@ -7,7 +7,7 @@
 use crate::{
     counters::Counter,
     device::RrxeDev,
-    eng::{Cur, ReadAsk, Track},
+    eng::{Cur, Track},
     ext::rdma::device::Device,
     mem::{self, MemError},
     mr, mw,
@@ -47,7 +47,7 @@ fn carry_out_retry(p: &mut Pass<'_>) {
         p.inner.eng.req_index = p.inner.sq.consumer();
         p.inner.eng.cur = None;
     }
-    let Some((first_psn, ask)) = plan.read else {
+    let Some(first_psn) = plan.read else {
         return;
     };
     // Only for the read it was decided for, if that is still the oldest WQE.
@@ -59,13 +59,17 @@ fn carry_out_retry(p: &mut Pass<'_>) {
     if t.first_psn != first_psn || !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
         return;
     }
-    let e = &mut p.inner.eng;
-    let hole = match ask {
-        ReadAsk::Hole => e.holes.ask(t.first_psn),
-        ReadAsk::Chunk => Some(e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn)),
-    };
-    if let Some(hole) = hole {
-        ask_read(p, &t, hole);
+    // In the order the completer decides them: a chunk whose predecessor arrived whole,
+    // then a range missing below responses that came after.
+    if plan.chunk {
+        let e = &mut p.inner.eng;
+        let chunk = e.holes.chunk(t.first_psn, e.comp.psn, t.last_psn);
+        ask_read(p, &t, chunk);
+    }
+    if plan.hole {
+        if let Some(hole) = p.inner.eng.holes.ask(t.first_psn) {
+            ask_read(p, &t, hole);
+        }
     }
 }
 
@@ -177,8 +181,8 @@ fn finish_cur(inner: &mut Inner) {
 }
 
 /// The WQE being sent failed locally: it completes in error (at the end of the pass, or
-/// when the WQEs before it completed), and the QP goes to error then. The requester stops
-/// until that completion.
+/// in its turn after the WQEs before it), and the QP goes to error then. The requester
+/// stops for this pass and goes on after the next completion.
 fn fail_cur(inner: &mut Inner, status: WcStatus) {
     if let Some(cur) = inner.eng.cur.take() {
         let mut t = inner.eng.track(cur.index);
@@ -229,8 +233,12 @@ fn record_done(
 
 /// A WQE reached again (after a rewind) that must not be sent again: it keeps the PSNs of
 /// its first send and completes, in its turn, with `status` (none if it was decided
-/// already). The requester goes on after it, unless it fails: then the requester stops
-/// until it completes (and the QP goes to error). Returns whether the requester goes on.
+/// already). The requester goes on after it, unless it fails: then it stops for this pass
+/// (the failed WQE completes at its end if it is the oldest, and the QP goes to error) and
+/// goes on after the next completion. Returns whether the requester goes on in this pass.
+///
+/// Its completion, like every completion of a WQE that needs no acknowledge, comes at the
+/// end of the pass: a fenced WQE after it waits for that, one pass later.
 fn skip_again(inner: &mut Inner, index: u32, status: Option<WcStatus>) -> bool {
     let mut t = inner.eng.track(index);
     if let Some(status) = status {
