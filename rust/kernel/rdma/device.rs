@@ -101,9 +101,15 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: The device is not yet visible to anyone else.
         unsafe { Self::setup(ib.as_ptr(), ndev, params) };
         // From here on `dealloc_driver` (via `ib_dealloc_device`) drops data and registry.
-        let ops = Self::ops(module);
         // SAFETY: The core copies the operations.
-        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), &ops) };
+        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), Self::build()) };
+        // The owner, which the constant table lacks: the core takes a non-null `owner`.
+        let owner = bindings::ib_device_ops {
+            owner: module.as_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: As above; every other member is unset, so nothing else changes.
+        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), &owner) };
 
         if let Err(e) = registry.add(ib.as_ptr()) {
             // SAFETY: Not registered; frees the device through `dealloc_driver`.
