@@ -16,7 +16,7 @@ use crate::{
         rdma::{
             ah::AhAttrs,
             cq::CqRef,
-            device::{Device, DeviceRef},
+            device::{Device, Registered},
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
             qp_event::QpEvents,
@@ -44,6 +44,7 @@ use core::{
 use kernel::{
     prelude::*,
     sync::Arc,
+    types::ARef,
     workqueue::{impl_has_work, new_work, Work},
 };
 
@@ -158,7 +159,7 @@ pub(crate) struct QpShared {
     #[pin]
     posting: SpinLockIrq<Posting>,
     /// The device, kept registered while the QP exists (dropped last).
-    pub(crate) dev: DeviceRef<RrxeDev>,
+    pub(crate) dev: ARef<Device<RrxeDev, Registered>>,
 }
 
 /// The producer sides of a kernel QP's queues and the capacities posting checks.
