@@ -16,6 +16,7 @@ pub mod qp;
 pub mod qp_event;
 pub mod registry;
 mod revocable;
+pub mod roce_xmit;
 pub mod rxe_abi;
 pub mod shared;
 pub mod stats;
