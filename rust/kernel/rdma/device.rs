@@ -307,8 +307,8 @@ impl<T: DeviceOps> core::ops::Deref for Device<T, Registered> {
 }
 
 impl<T: DeviceOps> Device<T, Registered> {
-    /// Queues the device's unregistration (usable with RTNL held). It happens once every
-    /// registration reference, this one included, is dropped.
+    /// Queues the device's unregistration (usable with RTNL held), which completes once
+    /// every registration reference, this one included, is dropped.
     pub fn unregister_queued(&self) {
         // SAFETY: The device is registered and valid while we hold the reference.
         unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
