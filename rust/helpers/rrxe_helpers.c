@@ -8,7 +8,6 @@
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/stddef.h>
-#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <net/addrconf.h>
@@ -190,11 +189,6 @@ void *rrxe_helper_vmalloc_user(unsigned long size)
 	return vmalloc_user(size);
 }
 
-unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n)
-{
-	return copy_to_user(to, from, n);
-}
-
 void rrxe_helper_xa_init_alloc_bh(struct xarray *xa)
 {
 	xa_init_flags(xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
@@ -230,11 +224,6 @@ void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, vo
 {
 	/* The index is reserved: the store replaces the reservation without allocating. */
 	WARN_ON(xa_is_err(xa_store_bh(xa, index, entry, GFP_KERNEL)));
-}
-
-unsigned long rrxe_helper_copy_from_user(void *to, const void __user *from, unsigned long n)
-{
-	return copy_from_user(to, from, n);
 }
 
 void *rrxe_helper_rcu_dereference_sk_user_data(const struct sock *sk)

@@ -48,8 +48,6 @@ void rrxe_helper_kfree_skb(struct sk_buff *skb);
 
 /* Memory. */
 void *rrxe_helper_vmalloc_user(unsigned long size);
-unsigned long rrxe_helper_copy_to_user(void __user *to, const void *from, unsigned long n);
-unsigned long rrxe_helper_copy_from_user(void *to, const void __user *from, unsigned long n);
 
 /* XArrays of object ids. */
 struct xarray;

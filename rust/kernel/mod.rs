@@ -13,6 +13,7 @@ pub mod net;
 pub mod rdma;
 pub mod sync;
 pub mod timer;
+pub mod transmute;
 pub mod vec;
 pub mod workqueue;
 pub mod xarray;

@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Building and transmitting UDP datagrams over IPv4 and IPv6 the way RoCEv2 (and the
-//! kernel's `rdma_rxe`) puts them on the wire.
+//! Building and transmitting UDP datagrams over IPv4 and IPv6 out of a given device, as
+//! UDP tunnels do, with the sender writing its own headers (as `udp_tunnel_xmit_skb` would,
+//! but with a last look at the finished datagram before it leaves).
 //!
 //! A datagram is allocated as a [`TxSkb`] with room for its headers, the caller fills the
-//! UDP payload, and [`TxSkb::send`] writes the UDP and IP headers (IPv4: no options, DF
-//! set, an ID from `__ip_select_ident`, header checksum; UDP checksum 0 for both
-//! families), lets the caller finish the payload (the ICRC covers the headers), routes it
-//! out of the given device in the device's namespace and hands it to `ip_local_out` /
-//! `ip6_local_out`. [`TxSkb::loopback`] builds the same datagram but returns it shaped as
-//! the UDP tunnel receive hook delivers it.
+//! UDP payload, and [`TxSkb::send`] writes the UDP and IP headers that a [`Flow`] describes
+//! (IPv4: no options, DF as asked, an ID from `__ip_select_ident`, header checksum), lets
+//! the caller finish the datagram with its final headers in view (e.g. a trailer computed
+//! over them), routes it out of the given device in the device's namespace and hands it to
+//! `ip_local_out` / `ip6_local_out`. [`TxSkb::loopback`] builds the same datagram but
+//! returns it shaped as the UDP tunnel receive hook delivers it, for local delivery.
+//!
+//! The UDP checksum is always 0, "none" (`udp_tunnel_xmit_skb`'s `nocheck`): IPv4 allows
+//! it, IPv6 for tunnel protocols that provide their own integrity check (RFC 6935). It is
+//! the only mode so far; a checksumming one would come with a user.
 //!
 //! A [`TxOwner`] optionally counts the skbs of one sender in flight and calls
 //! [`TxDone::tx_done`] when the network stack frees one.
-
-// Until the driver's data path uses all of it; remove then (the expectation warns).
 
 use super::{
     device::NetDevice,
@@ -71,8 +74,10 @@ pub struct Flow {
     pub tos: u8,
     /// IPv4 TTL or IPv6 hop limit.
     pub ttl: u8,
-    /// IPv6 flow label (low 20 bits; `rdma_rxe` sends 0); ignored for IPv4.
+    /// IPv6 flow label (low 20 bits); ignored for IPv4.
     pub flow_label: u32,
+    /// IPv4: set Don't Fragment; ignored for IPv6 (which routers never fragment).
+    pub df: bool,
 }
 
 /// `IPPROTO_UDP` (an anonymous enum in `include/uapi/linux/in.h`, which bindgen does not
@@ -110,7 +115,7 @@ pub struct TxSkb {
 unsafe impl Send for TxSkb {}
 
 /// The callback that finishes a datagram: it gets the IP header and the UDP header as they
-/// go on the wire and the UDP payload, e.g. to write the ICRC into the last 4 bytes.
+/// go on the wire and the UDP payload, e.g. to write a trailer computed over them.
 pub trait Finish: FnOnce(&[u8], &[u8], &mut [u8]) {}
 impl<F: FnOnce(&[u8], &[u8], &mut [u8])> Finish for F {}
 
@@ -205,7 +210,7 @@ impl TxSkb {
         udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
         udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
         udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-        // The checksum (6..8) stays 0, as in rdma_rxe: RoCEv2 relies on the ICRC.
+        // The checksum (6..8) stays 0: none (see the module documentation).
 
         // SAFETY: The skb is ours and has at least `UDP_HDR_LEN + ip_len` bytes of headroom
         // (type invariant); the pushed bytes are written before anything reads them.
@@ -229,7 +234,9 @@ impl TxSkb {
                 ip[0] = 0x45; // Version 4, 5 words.
                 ip[1] = flow.tos;
                 ip[2..4].copy_from_slice(&(udp_len + IPV4_HDR_LEN as u16).to_be_bytes());
-                ip[6..8].copy_from_slice(&(bindings::IP_DF as u16).to_be_bytes());
+                if flow.df {
+                    ip[6..8].copy_from_slice(&(bindings::IP_DF as u16).to_be_bytes());
+                }
                 ip[8] = flow.ttl;
                 ip[9] = IPPROTO_UDP;
                 ip[12..16].copy_from_slice(&src);
@@ -265,7 +272,7 @@ impl TxSkb {
     ///
     /// Errors: `EINVAL` if `flow` is of another family than the skb; the route lookup's
     /// error (`ENETUNREACH`, `EHOSTUNREACH`, ...; `finish` is then not called); the error
-    /// of the IP output path (e.g. `EMSGSIZE` above the path MTU, IPv4 DF being set);
+    /// of the IP output path (e.g. `EMSGSIZE` above the path MTU with DF set);
     /// `ENOBUFS` if a queue or device dropped the packet (`NET_XMIT_DROP`). Congestion
     /// notification (`NET_XMIT_CN`) counts as sent.
     pub fn send(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result {
@@ -319,7 +326,7 @@ impl TxSkb {
     /// Builds the datagram exactly as [`Self::send`] would (without routing it) and calls
     /// `finish`, then returns it as a UDP tunnel's `encap_rcv` would receive it on `dev`:
     /// network and transport headers set, data at the UDP header, `skb->dev` = `dev`,
-    /// `skb->protocol` set. For RoCE loopback.
+    /// `skb->protocol` set. For a destination on the sending host itself.
     ///
     /// Errors: `EINVAL` if `flow` is of another family than the skb (which is freed).
     pub fn loopback(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result<SkBuff> {
@@ -356,17 +363,17 @@ struct TxShared<T> {
     data: T,
 }
 
-/// Counts the skbs of one sender (e.g. a QP) in flight, as `rdma_rxe` does with its per-QP
-/// socket: each skb given to [`TxSkb::set_owner`] points at the owner's kernel socket
-/// (`skb->sk`) with a destructor that decrements the count and calls [`TxDone::tx_done`].
+/// Counts the skbs of one sender in flight, as a socket's send buffer accounting does: each
+/// skb given to [`TxSkb::set_owner`] points at the owner's kernel socket (`skb->sk`) with a
+/// destructor that decrements the count and calls [`TxDone::tx_done`].
 ///
 /// Every skb in flight holds a reference on the socket and on the shared state, so both
 /// outlive the `TxOwner` if needed; the last reference may therefore drop `T` in softirq
 /// context. The destructor is code of this module: every skb must be freed before the
 /// module unloads. `T` is dropped by the last reference, as the destructor's last action,
-/// so a `T` that holds what the module's exit waits for (as `rdma_rxe`'s skbs hold a
-/// reference on their device, which unregistration waits for) keeps the module loaded
-/// while skbs of the owner are in flight, even after the `TxOwner` is gone.
+/// so a `T` that holds what the module's exit waits for (e.g. a reference on a device
+/// whose unregistration the exit waits for) keeps the module loaded while skbs of the
+/// owner are in flight, even after the `TxOwner` is gone.
 pub struct TxOwner<T: TxDone> {
     sock: NonNull<bindings::socket>,
     sk: NonNull<bindings::sock>,

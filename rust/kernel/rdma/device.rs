@@ -5,7 +5,7 @@
 //! A driver implements [`DeviceOps`] (a `#[vtable]` trait: only the operations it
 //! implements reach the core's `ib_device_ops`) and creates devices with
 //! [`Device::register`]. After registration the RDMA core owns the device: it is
-//! unregistered by `rdma link delete`, by the driver (see [`DeviceRef`]), or when the
+//! unregistered by `rdma link delete`, by the driver (see [`Registered`]), or when the
 //! module's [`Registry`] is told to unregister everything; the driver data is dropped in
 //! the core's `dealloc_driver` callback.
 
@@ -24,7 +24,7 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::Arc,
-    types::{ARef, Opaque},
+    types::{ARef, AlwaysRefCounted, Opaque},
     ThisModule,
 };
 
@@ -46,12 +46,37 @@ pub struct DeviceParams<'a> {
     /// Extra legacy uverbs commands the driver implements (`uverbs_cmd_mask` bits).
     pub uverbs_cmd_mask: u64,
 }
-/// An RDMA device with driver data `T`.
+/// What a reference to a [`Device`] tells about the device's registration (a typestate, as
+/// the device contexts of later kernels' `kernel::device::Device`).
+pub trait DeviceState: private::Sealed + 'static {}
+
+/// No guarantee: the device may be registering or being unregistered. This is what the
+/// core's callbacks give.
+pub enum Normal {}
+impl DeviceState for Normal {}
+
+/// The device is registered and stays so while the reference exists: only
+/// `ARef<Device<T, Registered>>` (a registration reference, see [`Device::try_get`]) and
+/// references borrowed from one exist.
+///
+/// Unregistration waits until every registration reference is dropped, so the device and
+/// its driver data outlive them.
+pub enum Registered {}
+impl DeviceState for Registered {}
+
+mod private {
+    /// Keeps [`super::DeviceState`] to the states of this module.
+    pub trait Sealed {}
+    impl Sealed for super::Normal {}
+    impl Sealed for super::Registered {}
+}
+
+/// An RDMA device with driver data `T`, referenced in state `S` (see [`DeviceState`]).
 ///
 /// The `ib_device` is the first field, as the core requires (it allocates and frees the
-/// whole object by the `ib_device` pointer).
+/// whole object by the `ib_device` pointer). The layout does not depend on `S`.
 #[repr(C)]
-pub struct Device<T: DeviceOps> {
+pub struct Device<T: DeviceOps, S: DeviceState = Normal> {
     ib: Opaque<bindings::ib_device>,
     /// What C `rdma_rxe` takes for the rest of its `struct rxe_dev` when it finds this
     /// device (`RDMA_DRIVER_RXE`) on a net device: its netdev notifier writes port state,
@@ -59,7 +84,16 @@ pub struct Device<T: DeviceOps> {
     _rxe_alias: Opaque<[u8; RXE_ALIAS_SIZE]>,
     pub(super) registry: Arc<Registry<T>>,
     pub(super) data: T,
+    _state: PhantomData<S>,
 }
+
+// SAFETY: The device is only ever used through shared references and registration
+// references: its `ib_device` through core functions that may be called from any thread
+// (and a registration reference may be dropped in any context), its driver data `T` is
+// `Send + Sync` (`DeviceOps`).
+unsafe impl<T: DeviceOps, S: DeviceState> Send for Device<T, S> {}
+// SAFETY: See `Send`.
+unsafe impl<T: DeviceOps, S: DeviceState> Sync for Device<T, S> {}
 
 /// The bytes of `struct rxe_dev` after its `ib_device` (see `rust/helpers/rxe_alias.h`).
 const RXE_ALIAS_SIZE: usize =
@@ -101,9 +135,15 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: The device is not yet visible to anyone else.
         unsafe { Self::setup(ib.as_ptr(), ndev, params) };
         // From here on `dealloc_driver` (via `ib_dealloc_device`) drops data and registry.
-        let ops = Self::ops(module);
         // SAFETY: The core copies the operations.
-        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), &ops) };
+        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), Self::build()) };
+        // The owner, which the constant table lacks: the core takes a non-null `owner`.
+        let owner = bindings::ib_device_ops {
+            owner: module.as_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: As above; every other member is unset, so nothing else changes.
+        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), &owner) };
 
         if let Err(e) = registry.add(ib.as_ptr()) {
             // SAFETY: Not registered; frees the device through `dealloc_driver`.
@@ -192,14 +232,16 @@ impl<T: DeviceOps> Device<T> {
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
     }
 
-    /// A registration reference to this device, unless it is being unregistered and
-    /// already lost its last one.
-    pub fn try_get(&self) -> Option<DeviceRef<T>> {
-        // SAFETY: The device is valid; on success we own the reference taken.
-        unsafe {
-            bindings::ib_device_try_get(self.as_raw())
-                .then(|| DeviceRef::from_raw(NonNull::new_unchecked(self.as_raw())))
+    /// A registration reference to this device, unless it is not registered yet or is being
+    /// unregistered and already lost its last one.
+    pub fn try_get(&self) -> Option<ARef<Device<T, Registered>>> {
+        // SAFETY: The device is valid.
+        if !unsafe { bindings::ib_device_try_get(self.as_raw()) } {
+            return None;
         }
+        // SAFETY: We took the registration reference that the `ARef` owns; the layout of
+        // `Device` does not depend on the state.
+        Some(unsafe { ARef::from_raw(NonNull::from(self).cast()) })
     }
 
     /// The number of completion vectors.
@@ -255,51 +297,40 @@ impl<T: DeviceOps> Device<T> {
     }
 }
 
-/// A registration reference to a device: it stays registered (and its data alive) until
-/// the reference is dropped.
-pub struct DeviceRef<T: DeviceOps> {
-    ib: NonNull<bindings::ib_device>,
-    _t: PhantomData<T>,
-}
-
-// SAFETY: The reference may be dropped from any context.
-unsafe impl<T: DeviceOps> Send for DeviceRef<T> {}
-// SAFETY: It only gives shared access to a `Sync` device.
-unsafe impl<T: DeviceOps> Sync for DeviceRef<T> {}
-
-impl<T: DeviceOps> core::ops::Deref for DeviceRef<T> {
+impl<T: DeviceOps> core::ops::Deref for Device<T, Registered> {
     type Target = Device<T>;
 
     fn deref(&self) -> &Device<T> {
-        // SAFETY: The registration reference keeps the device and its data alive.
-        unsafe { Device::from_raw(self.ib.as_ptr()) }
+        // SAFETY: Same layout; `Normal` guarantees less than `Registered`.
+        unsafe { &*(self as *const Self).cast::<Device<T>>() }
     }
 }
 
-impl<T: DeviceOps> DeviceRef<T> {
-    /// Takes over a registration reference.
-    ///
-    /// # Safety
-    ///
-    /// `ib` must be a registered device of `T` on which the caller holds a reference
-    /// (`ib_device_get_by_netdev`, `ib_device_try_get`).
-    pub(super) unsafe fn from_raw(ib: NonNull<bindings::ib_device>) -> Self {
-        Self {
-            ib,
-            _t: PhantomData,
-        }
-    }
-
-    /// Queues the device's unregistration (usable with RTNL held) and drops the reference.
-    pub fn unregister_queued(self) {
+impl<T: DeviceOps> Device<T, Registered> {
+    /// Queues the device's unregistration (usable with RTNL held), which completes once
+    /// every registration reference, this one included, is dropped.
+    pub fn unregister_queued(&self) {
         // SAFETY: The device is registered and valid while we hold the reference.
-        unsafe { bindings::ib_unregister_device_queued(self.ib.as_ptr()) };
+        unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
     }
 }
 
-impl<T: DeviceOps> Drop for DeviceRef<T> {
-    fn drop(&mut self) {
-        // SAFETY: We own one registration reference.
-        unsafe { bindings::ib_device_put(self.ib.as_ptr()) };
+// SAFETY: The count is the core's registration reference count (`ib_device_try_get`,
+// `ib_device_put`). A `&Device<T, Registered>` only exists while a registration reference
+// is held, so the count is above zero and an increment keeps the device registered, and its
+// memory and driver data alive, until the matching `ib_device_put`: unregistration waits
+// for the count to reach zero before `dealloc_driver` and the free.
+unsafe impl<T: DeviceOps> AlwaysRefCounted for Device<T, Registered> {
+    fn inc_ref(&self) {
+        // SAFETY: The device is valid. The count is above zero (see above), so this
+        // increments it and cannot fail.
+        let taken = unsafe { bindings::ib_device_try_get(self.as_raw()) };
+        debug_assert!(taken);
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller gives up one registration reference on this valid device, whose
+        // `ib_device` is its first field (repr(C)).
+        unsafe { bindings::ib_device_put(obj.cast::<bindings::ib_device>().as_ptr()) };
     }
 }

@@ -2,13 +2,16 @@
 
 //! The devices a module registered, so that it can unregister exactly those.
 
-use super::{device::DeviceRef, ops::DeviceOps};
+use super::{
+    device::{Device, Registered},
+    ops::DeviceOps,
+};
 use crate::{
     bindings,
     ext::{net::device::NetDevice, sync::SpinLockBh},
 };
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc, types::ARef};
 
 /// The addresses of a module's registered devices, so that module unload can unregister
 /// exactly its own devices (never by driver id, which other drivers share).
@@ -34,14 +37,21 @@ impl<T: DeviceOps> Registry<T> {
     }
 
     /// Finds the registry's device on `ndev`, if any.
-    pub fn get_by_netdev(&self, ndev: &NetDevice) -> Option<DeviceRef<T>> {
+    pub fn get_by_netdev(&self, ndev: &NetDevice) -> Option<ARef<Device<T, Registered>>> {
         // SAFETY: `ndev` is valid; the core returns a registration reference or null.
-        let ib = unsafe { bindings::ib_device_get_by_netdev(ndev.as_raw(), T::DRIVER_ID) };
-        // SAFETY: The core returned a registration reference (or null).
-        let dev = unsafe { DeviceRef::from_raw(NonNull::new(ib)?) };
+        let ib = NonNull::new(unsafe {
+            bindings::ib_device_get_by_netdev(ndev.as_raw(), T::DRIVER_ID)
+        })?;
         // Other drivers may use the same driver id: only devices in the registry are ours.
-        let ours = self.devices.lock().contains(&(ib as usize));
-        ours.then_some(dev)
+        let ours = self.devices.lock().contains(&(ib.as_ptr() as usize));
+        if !ours {
+            // SAFETY: Drops the registration reference just taken.
+            unsafe { bindings::ib_device_put(ib.as_ptr()) };
+            return None;
+        }
+        // SAFETY: The core gave us a registration reference, which the `ARef` takes over, on
+        // a device of ours, i.e. a `Device<T>` (whose first field is the `ib_device`).
+        Some(unsafe { ARef::from_raw(ib.cast()) })
     }
 
     pub(super) fn add(&self, dev: *mut bindings::ib_device) -> Result {

@@ -12,23 +12,7 @@ use core::{
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
-use kernel::{prelude::*, sync::Arc};
-
-/// Plain data for which every bit pattern is a valid value, so it can be read from memory
-/// userspace writes.
-///
-/// # Safety
-///
-/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`.
-pub unsafe trait AnyBits: Sized {}
-
-// SAFETY: Integers, integer arrays and unions of them (the `reg` member's pointer is only
-// ever used as a number).
-unsafe impl AnyBits for bindings::rxe_send_wqe {}
-// SAFETY: Integers.
-unsafe impl AnyBits for bindings::rxe_recv_wqe {}
-// SAFETY: Integers.
-unsafe impl AnyBits for bindings::rxe_sge {}
+use kernel::{prelude::*, sync::Arc, types::FromBytes};
 
 /// A zeroed, page-aligned buffer that can be mapped into user contexts.
 ///
@@ -145,13 +129,13 @@ impl SharedMem {
 
     /// Reads a `T` at `off` (any alignment), as [`SharedMem::read`] does. Fails with `EINVAL`
     /// out of bounds.
-    pub fn read_obj<T: AnyBits>(&self, off: usize) -> Result<T> {
+    pub fn read_obj<T: FromBytes>(&self, off: usize) -> Result<T> {
         let mut v = core::mem::MaybeUninit::<T>::zeroed();
         // SAFETY: The bytes of `v`, initialised (zeroed), exclusively borrowed.
         let bytes =
             unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of::<T>()) };
         self.read(off, bytes)?;
-        // SAFETY: Every bit pattern is a valid `T` (`AnyBits`).
+        // SAFETY: Every bit pattern is a valid `T` (`FromBytes`).
         Ok(unsafe { v.assume_init() })
     }
 

@@ -5,39 +5,15 @@
 
 use crate::bindings;
 use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    types::{AsBytes, FromBytes},
+    uaccess::UserSlice,
+};
 
-/// A uapi structure that may be copied to userspace as bytes.
-///
-/// # Safety
-///
-/// Every bit pattern must be valid, and the type must have no implicit padding (so no
-/// uninitialised byte reaches userspace).
-pub unsafe trait UapiPod: Default + Sized {
-    /// The bytes of the value.
-    fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `Self` has no uninitialised bytes (trait contract) and the slice covers
-        // exactly the value, borrowed for its lifetime.
-        unsafe { core::slice::from_raw_parts((self as *const Self).cast(), size_of::<Self>()) }
-    }
-}
-
-// SAFETY: Two `__u64`-aligned fields of 8 + 4 + 4 bytes, no implicit padding.
-unsafe impl UapiPod for bindings::mminfo {}
-// SAFETY: One `mminfo`.
-unsafe impl UapiPod for bindings::rxe_create_cq_resp {}
-// SAFETY: One `mminfo`.
-unsafe impl UapiPod for bindings::rxe_resize_cq_resp {}
-// SAFETY: Two `mminfo`s.
-unsafe impl UapiPod for bindings::rxe_create_qp_resp {}
-// SAFETY: Two `__u32`.
-unsafe impl UapiPod for bindings::rxe_create_ah_resp {}
-// SAFETY: An `mminfo` and two `__u32`.
-unsafe impl UapiPod for bindings::rxe_create_srq_resp {}
-// SAFETY: One `__u64`.
-unsafe impl UapiPod for bindings::rxe_modify_srq_cmd {}
-// SAFETY: 48 bytes of naturally aligned fields (u64, u32s, u16s, u8s), no implicit padding.
-unsafe impl UapiPod for bindings::ib_uverbs_wc {}
+// SAFETY: 48 bytes of naturally aligned integer fields (u64, u32s, u16s, u8s) and a union of
+// two `__u32`: no implicit padding, so no uninitialised byte; no interior mutability.
+unsafe impl AsBytes for bindings::ib_uverbs_wc {}
 
 /// The driver data of one verbs request.
 pub struct Udata<'a> {
@@ -66,7 +42,7 @@ impl Udata<'_> {
 
     /// Copies the response `resp` to userspace. Fails with `EINVAL` if the user's response
     /// buffer is shorter than `T`, `EFAULT` if it is not writable. No-op for kernel callers.
-    pub fn write_response<T: UapiPod>(&mut self, resp: &T) -> Result {
+    pub fn write_response<T: AsBytes>(&mut self, resp: &T) -> Result {
         let Some(raw) = self.raw else {
             return Ok(());
         };
@@ -75,47 +51,32 @@ impl Udata<'_> {
         if udata.outlen < size_of::<T>() {
             return Err(EINVAL);
         }
-        // SAFETY: `resp` is `size_of::<T>()` readable bytes, all initialised (`UapiPod`);
-        // `copy_to_user` checks the user address.
-        let left = unsafe {
-            bindings::copy_to_user(udata.outbuf, (resp as *const T).cast(), size_of::<T>())
-        };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        Ok(())
+        UserSlice::new(udata.outbuf as usize, size_of::<T>())
+            .writer()
+            .write(resp)
     }
 
     /// Reads the user's command data as a `T`; `EINVAL` if it is shorter, `EFAULT` if it is
     /// not readable. Kernel callers have none (`EINVAL`).
-    pub fn read_command<T: UapiPod>(&self) -> Result<T> {
+    pub fn read_command<T: FromBytes>(&self) -> Result<T> {
         let raw = self.raw.ok_or(EINVAL)?;
         // SAFETY: `raw` is valid (type invariant).
         let udata = unsafe { raw.as_ref() };
         if udata.inlen < size_of::<T>() {
             return Err(EINVAL);
         }
-        let mut v = T::default();
-        // SAFETY: `v` is `size_of::<T>()` writable bytes of a type valid for any bit pattern
-        // (`UapiPod`); `copy_from_user` checks the user address.
-        let left = unsafe {
-            bindings::copy_from_user((&mut v as *mut T).cast(), udata.inbuf, size_of::<T>())
-        };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        Ok(v)
+        UserSlice::new(udata.inbuf as usize, size_of::<T>())
+            .reader()
+            .read()
     }
 
     /// Writes `v` to the user address `addr` (a response location given in the command).
-    pub fn write_to_user<T: UapiPod>(&self, addr: u64, v: &T) -> Result {
+    pub fn write_to_user<T: AsBytes>(&self, addr: u64, v: &T) -> Result {
         if !self.is_user() {
             return Err(EINVAL);
         }
         let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
-        kernel::uaccess::UserSlice::new(addr, size_of::<T>())
-            .writer()
-            .write_slice(v.as_bytes())
+        UserSlice::new(addr, size_of::<T>()).writer().write(v)
     }
 
     /// The length of the user's response buffer.

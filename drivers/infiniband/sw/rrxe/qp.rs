@@ -18,7 +18,7 @@ use crate::{
         rdma::{
             ah::AhAttrs,
             cq::CqRef,
-            device::{Device, DeviceRef},
+            device::{Device, Registered},
             mmap::MmapEntry,
             qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
             qp_event::QpEvents,
@@ -47,6 +47,7 @@ use core::{
 use kernel::{
     prelude::*,
     sync::Arc,
+    types::ARef,
     workqueue::{impl_has_work, new_work, Work},
 };
 
@@ -153,7 +154,7 @@ pub(crate) struct QpShared {
     #[pin]
     posting: SpinLockIrq<Posting>,
     /// The device, kept registered while the QP exists (dropped last).
-    pub(crate) dev: DeviceRef<RrxeDev>,
+    pub(crate) dev: ARef<Device<RrxeDev, Registered>>,
 }
 
 /// The producer sides of a kernel QP's queues and the capacities posting checks.
@@ -301,7 +302,7 @@ impl Qp {
         let tx = TxOwner::new(TxWake {
             throttled: AtomicBool::new(false),
             slot: wake.clone(),
-            _dev: dev.try_get().ok_or(ENODEV)?,
+            _dev: dev_ref.clone(),
         })?;
         let posting = Posting {
             sq: sq.producer_side(),

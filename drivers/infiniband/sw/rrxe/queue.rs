@@ -11,14 +11,10 @@
 
 use crate::{
     bindings as b,
-    ext::rdma::{
-        mmap::MmapEntry,
-        shared::{AnyBits, SharedMem},
-        udata::Udata,
-    },
+    ext::rdma::{mmap::MmapEntry, shared::SharedMem, udata::Udata},
 };
 use core::mem::{offset_of, size_of};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc, types::FromBytes};
 
 const LOG2_ELEM_SIZE: usize = offset_of!(b::rxe_queue_buf, log2_elem_size);
 const INDEX_MASK: usize = offset_of!(b::rxe_queue_buf, index_mask);
@@ -274,7 +270,7 @@ impl FromClient {
     }
 
     /// Reads a `T` at `off` of element `index`.
-    pub(crate) fn read_obj_at<T: AnyBits>(&self, index: u32, off: usize) -> Result<T> {
+    pub(crate) fn read_obj_at<T: FromBytes>(&self, index: u32, off: usize) -> Result<T> {
         if off.checked_add(size_of::<T>()).ok_or(EINVAL)? > self.ring.elem_size() {
             return Err(EINVAL);
         }

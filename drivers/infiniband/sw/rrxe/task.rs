@@ -11,7 +11,7 @@ use crate::{
     eng::Outbox,
     ext::{
         net::{skb::SkBuff, xmit::TxDone},
-        rdma::device::DeviceRef,
+        rdma::device::{Device, Registered},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
@@ -19,7 +19,7 @@ use crate::{
     qp::{Inner, QpShared, BUDGET},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{prelude::*, sync::Arc, workqueue::WorkItem};
+use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
 
 /// How long a destroyed QP waits for its packets to leave (milliseconds).
 pub(crate) const TX_DRAIN_MS: u32 = 2000;
@@ -42,7 +42,7 @@ pub(crate) struct TxWake {
     /// Keeps the device registered, hence the module loaded, while the QP's skbs are in
     /// flight, also after the QP is destroyed: the skb destructor is this module's code,
     /// and module exit unregisters its devices, which waits for their references.
-    pub(crate) _dev: DeviceRef<RrxeDev>,
+    pub(crate) _dev: ARef<Device<RrxeDev, Registered>>,
 }
 
 /// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.

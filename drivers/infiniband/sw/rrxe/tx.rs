@@ -13,7 +13,7 @@ use crate::{
             udp_tunnel::Family,
             xmit::{Flow, IpAddrs, TxOwner, TxSkb},
         },
-        rdma::{ah::RoceAv, device::Device},
+        rdma::{ah::RoceAv, device::Device, roce_xmit::RoceFlow},
     },
     icrc::KernelCrc,
     proto::{
@@ -25,8 +25,6 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// The UDP port of RoCEv2.
-pub(crate) const ROCE_V2_PORT: u16 = 4791;
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
 
@@ -66,10 +64,9 @@ impl Path {
                 dst: self.av.dgid,
             },
         };
-        Flow {
+        RoceFlow {
             addrs,
             src_port: self.src_port,
-            dst_port: ROCE_V2_PORT,
             tos: self.av.traffic_class,
             ttl: if self.av.hop_limit == 0 {
                 DEFAULT_TTL
@@ -78,6 +75,7 @@ impl Path {
             },
             flow_label: self.av.flow_label,
         }
+        .flow()
     }
 }
 

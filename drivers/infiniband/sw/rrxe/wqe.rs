@@ -12,8 +12,8 @@ use crate::{
     ext::rdma::{
         ah::RoceAv,
         mr::KernelMem,
+        rxe_abi::{RecvWqeRaw, SendWqeRaw},
         shared::SharedMem,
-        wqe::{RecvWqeRaw, SendWqeRaw},
         wr::{RecvWr, SendWr, WrSge},
     },
     params,

@@ -1,11 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Read access to the rxe ABI's work queue elements (`struct rxe_send_wqe`,
-//! `struct rxe_recv_wqe`) copied out of a shared queue. The unions of the ABI hold integers
-//! only, so every member may be read whatever was written.
+//! The userspace ABI of the rxe provider (`include/uapi/rdma/rdma_user_rxe.h`), which rrxe
+//! shares with `rdma_rxe`: which of its structures may be copied to or from userspace, and
+//! read access to its work queue elements (`struct rxe_send_wqe`, `struct rxe_recv_wqe`)
+//! copied out of a shared queue. The unions of the ABI hold integers only, so every member
+//! may be read whatever was written.
+//!
+//! The generic RDMA abstractions know nothing of this ABI: they take any
+//! [`AsBytes`]/[`FromBytes`] type.
 
-use super::shared::AnyBits;
 use crate::bindings;
+use kernel::types::{AsBytes, FromBytes};
+
+// SAFETY: Integers, integer arrays and unions of them (the `reg` member's pointer is only
+// ever used as a number); no interior mutability.
+unsafe impl FromBytes for bindings::rxe_send_wqe {}
+// SAFETY: Integers; no interior mutability.
+unsafe impl FromBytes for bindings::rxe_recv_wqe {}
+// SAFETY: Integers; no interior mutability.
+unsafe impl FromBytes for bindings::rxe_sge {}
+
+// SAFETY: Two `__u64`-aligned fields of 8 + 4 + 4 bytes, no implicit padding; integers only.
+unsafe impl AsBytes for bindings::mminfo {}
+// SAFETY: One `mminfo`.
+unsafe impl AsBytes for bindings::rxe_create_cq_resp {}
+// SAFETY: One `mminfo`.
+unsafe impl AsBytes for bindings::rxe_resize_cq_resp {}
+// SAFETY: Two `mminfo`s.
+unsafe impl AsBytes for bindings::rxe_create_qp_resp {}
+// SAFETY: Two `__u32`.
+unsafe impl AsBytes for bindings::rxe_create_ah_resp {}
+// SAFETY: An `mminfo` and two `__u32`.
+unsafe impl AsBytes for bindings::rxe_create_srq_resp {}
+// SAFETY: One `__u64`: any bit pattern is valid; no interior mutability.
+unsafe impl FromBytes for bindings::rxe_modify_srq_cmd {}
 
 /// A send WQE copied out of a send queue.
 #[repr(transparent)]
@@ -177,7 +205,7 @@ impl RecvWqeRaw {
     }
 }
 
-// SAFETY: A wrapper of a type with that property.
-unsafe impl AnyBits for SendWqeRaw {}
-// SAFETY: A wrapper of a type with that property.
-unsafe impl AnyBits for RecvWqeRaw {}
+// SAFETY: A transparent wrapper of a `FromBytes` type.
+unsafe impl FromBytes for SendWqeRaw {}
+// SAFETY: A transparent wrapper of a `FromBytes` type.
+unsafe impl FromBytes for RecvWqeRaw {}
