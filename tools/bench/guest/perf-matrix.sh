@@ -69,14 +69,6 @@ use_provider() {
 # --- One perftest run.
 port=18515
 
-# listening PORT: some socket listens on TCP PORT.
-listening() {
-	local hex
-	hex=$(printf ':%04X' "$1")
-	{ cat /proc/net/tcp; cat /proc/net/tcp6 2>/dev/null || :; } |
-		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
-}
-
 TEST= # the perftest binary of the current run
 
 # first_error FILE: the line of a perftest log that says what went wrong.
@@ -102,7 +94,7 @@ pair() {
 	spid=$!
 	# Until the server listens; its own time limit ends the wait if it never does.
 	while kill -0 "$spid" 2>/dev/null; do
-		if listening "$port"; then
+		if tcp_listening "$port"; then
 			up=1
 			break
 		fi

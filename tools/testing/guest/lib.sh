@@ -20,6 +20,8 @@
 #   bg_start LOG CMD...          start CMD in the background, output to LOG; sets BG_PID
 #   bg_wait PID LOG              wait for it, print LOG, return its status
 #   perftest_bw FILE             the "BW average" column of a perftest bandwidth report
+#   tcp_listening PORT [CMD...]  a TCP socket listens on PORT (CMD: a prefix that enters
+#                                another namespace, e.g. ip netns exec ns1)
 #   kmsg_mark / dmesg_since M    put a marker into the kernel log / print lines after it
 #   tap_ok/tap_fail/tap_skip DESC, check DESC CMD..., tap_done, die MSG
 #                                TAP-style results; tap_done returns 1 if anything failed
@@ -170,6 +172,15 @@ bg_wait() {
 # perftest_bw FILE: prints the average bandwidth (MB/sec column) of the first result row.
 perftest_bw() {
 	awk '/BW average/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print $4; exit }' "$1"
+}
+
+# tcp_listening PORT [CMD...]: CMD (e.g. ip netns exec ns1) reads the socket tables.
+tcp_listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	shift
+	{ "$@" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || :; } |
+		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
 }
 
 kmsg_mark() {
