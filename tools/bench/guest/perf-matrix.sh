@@ -40,7 +40,8 @@ note() { klog "BENCH-NOTE $1 ${*:2}"; }
 meta() { klog "BENCH-META $*"; }
 say() { klog "bench $*"; }
 
-# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0); only one can be loaded at a time.
+# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0) on eth0, one loaded at a time (both
+# need UDP 4791 in init_net: rxe binds it when it loads, rrxe with its first device).
 declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
 declare -A usable=([rxe]=1 [rrxe]=1) hangs=([rxe]=0 [rrxe]=0)
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}

@@ -13,7 +13,8 @@
 #   dev_add PROV DEV NETDEV [NS] a device DEV of provider PROV (rxe|rrxe) on NETDEV (in
 #                                network namespace NS), its RoCE v2 IPv4-mapped GID up
 #                                within 10 s; the other driver's devices and module go
-#                                first (the two cannot coexist). Sets DEV_ERR on failure
+#                                first (rxe holds UDP 4791 in init_net while loaded).
+#                                Sets DEV_ERR on failure
 #   netns_pair NS [PROV]         netns_veth NS, with PROV9 on veth1 (in NS) and PROV8 on
 #                                veth0 (PROV default rrxe), once 10.9.0.2 answers ping
 #   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
