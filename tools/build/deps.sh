@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what rrxe's build and tests need on Debian 12, idempotently:
-# the Debian Rust toolchain (four packages pinned to one version), clang/lld/llvm 19,
+# the Debian Rust toolchain (its packages pinned to one version; cargo-web too when
+# the machine has no rustup cargo), clang/lld/llvm 19,
 # the kernel source, QEMU and the guest userspace, and bindgen-cli from crates.io
 # into the cache. Prints nothing when everything is already present.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 
 # Preferred toolchain and kernel source; the fallback is taken when the archive has
@@ -29,6 +31,9 @@ base_pkgs=(
 	cmake ninja-build cython3 python3-dev libnl-3-dev libnl-route-3-dev libudev-dev pkg-config
 )
 rust_pkgs=(rustc-web rust-web-src libstd-rust-web-dev rustfmt-web rust-web-clippy)
+# Without a rustup cargo, Debian's cargo-web of the same version builds the host crates
+# and bindgen-cli (README).
+[ -x "$HOME/.cargo/bin/cargo" ] || rust_pkgs+=(cargo-web)
 
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
@@ -53,7 +58,7 @@ for p in "${base_pkgs[@]}"; do
 	[ -n "$(installed_version "$p")" ] || missing+=("$p")
 done
 
-# All four Rust packages at the same version, and that version is one we know.
+# All the Rust packages at the same version, and that version is one we know.
 rust_ok=
 for v in "${RUST_VERSIONS[@]}"; do
 	ok=1
@@ -108,12 +113,13 @@ if [ ${#missing[@]} -gt 0 ] || [ -z "$rust_ok" ]; then
 		>>"$RRXE_CACHE/deps.log" 2>&1 || { tail -n 20 "$RRXE_CACHE/deps.log" >&2; exit 1; }
 fi
 
-# bindgen-cli from crates.io, into the cache (any cargo builds it).
+# bindgen-cli from crates.io, into the cache (rustup's cargo or Debian's cargo-web).
 if ! [ -x "$RRXE_TOOLS/bin/bindgen" ] ||
 	! "$RRXE_TOOLS/bin/bindgen" --version 2>/dev/null | grep -qF "$BINDGEN_VERSION"; then
 	echo "deps: installing bindgen-cli $BINDGEN_VERSION into $RRXE_TOOLS"
-	cargo=$(PATH="$HOME/.cargo/bin:$PATH" command -v cargo) ||
-		{ echo "deps: cargo is needed to build bindgen-cli" >&2; exit 1; }
+	rrxe_find_cargo
+	cargo=$RRXE_CARGO
+	[ -n "$cargo" ] || { echo "deps: cargo is needed to build bindgen-cli" >&2; exit 1; }
 	env -u RUSTUP_TOOLCHAIN LIBCLANG_PATH=/usr/lib/llvm-19/lib \
 		PATH="$(dirname "$cargo"):$PATH" \
 		"$cargo" install bindgen-cli --version "$BINDGEN_VERSION" --locked --root "$RRXE_TOOLS" -q

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Shared environment for rrxe's build and test scripts (sourced, not run).
 # Everything expensive lives in the cache outside the repository:
@@ -16,6 +17,23 @@ export PATH="$RRXE_TOOLS/bin:/usr/lib/llvm-19/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 unset RUSTUP_TOOLCHAIN CARGO_HOME
 
+# cargo, for the host crates (tools/host) and bindgen-cli, as the README promises: the
+# machine's rustup cargo if it has one, else Debian's cargo-web (deps.sh installs it at the
+# pinned rustc-web version when there is no rustup cargo). RRXE_CARGO is its path, empty
+# if there is none yet; a script that runs cargo puts its directory first in PATH, so that
+# the rustc cargo runs is of the same toolchain. rrxe_find_cargo looks again.
+rrxe_find_cargo() {
+	RRXE_CARGO=
+	if [ -x "$HOME/.cargo/bin/cargo" ]; then
+		RRXE_CARGO=$HOME/.cargo/bin/cargo
+	elif [ -x /usr/bin/cargo ]; then
+		RRXE_CARGO=/usr/bin/cargo
+	fi
+	export RRXE_CARGO
+}
+rrxe_find_cargo
+
 # Variables every kernel make needs.
+# shellcheck disable=SC2034 # for the scripts that source this file
 KMAKE_VARS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc HOSTRUSTC=/usr/bin/rustc
 	"BINDGEN=$RRXE_TOOLS/bin/bindgen")

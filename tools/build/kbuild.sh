@@ -11,6 +11,7 @@
 #                                keep their objects): out/debug/rrxe.ko
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 top=$(cd "$here/../.." && pwd)
 "$here/deps.sh"

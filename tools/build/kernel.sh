@@ -14,6 +14,7 @@
 # config fragment, rustc, clang and bindgen versions, and KBUILD_REV below.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 
 KBUILD_REV=1

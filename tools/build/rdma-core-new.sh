@@ -11,6 +11,7 @@
 #   rdma-core-new.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 
 # pyverbs 59.0 (2025-08) is rdma-core v59.0; its tests need a pyverbs of the same tree.

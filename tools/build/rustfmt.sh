@@ -7,6 +7,7 @@
 # Generated bindings are not in git, hence skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 cd "$here/../.."
 mapfile -t files < <(git ls-files --cached --others --exclude-standard \

@@ -24,11 +24,16 @@ secs=${1:-60}
 case $secs in '' | *[!0-9]*) echo "usage: $0 [--merge] [SECONDS]" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tools/build/env.sh
+. "$top/tools/build/env.sh"
 
-: "${RRXE_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/rrxe}"
-tools=$RRXE_CACHE/tools
-export PATH="$tools/bin:$HOME/.cargo/bin:$PATH"
-unset RUSTC RUSTUP_TOOLCHAIN
+# cargo as for the host tests (env.sh: rustup's, else Debian's cargo-web), after the
+# cache's tools (cargo-fuzz).
+tools=$RRXE_TOOLS
+[ -n "$RRXE_CARGO" ] || { echo "fuzz: no cargo (tools/build/deps.sh)" >&2; exit 1; }
+PATH="$tools/bin:$(dirname "$RRXE_CARGO"):$PATH"
+export PATH
+unset RUSTC
 cargo_fuzz_version=0.13.2
 
 if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $cargo_fuzz_version"; then

@@ -11,11 +11,18 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cd "$top"
+# shellcheck source=tools/build/env.sh
+. tools/build/env.sh
 
-# rustup's cargo for the host crates; make check's environment puts Debian's toolchain first
-# and has no cargo on PATH.
-export PATH="$HOME/.cargo/bin:$PATH"
-unset RUSTC RUSTUP_TOOLCHAIN
+# The host crates build with the machine's rustup cargo, else Debian's cargo-web (env.sh:
+# RRXE_CARGO); its directory goes first, for its own rustc.
+if [ -z "$RRXE_CARGO" ]; then
+	echo "host tests: no cargo: install rustup's or Debian's cargo-web (tools/build/deps.sh)"
+	exit 1
+fi
+PATH="$(dirname "$RRXE_CARGO"):$PATH"
+export PATH
+unset RUSTC
 
 # The kernel's compiler and its lint flags (Linux 6.12 rust_common_flags, plus clippy's).
 krustc=${RRXE_KERNEL_RUSTC:-/usr/bin/rustc}

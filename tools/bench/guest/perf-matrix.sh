@@ -40,42 +40,24 @@ note() { klog "BENCH-NOTE $1 ${*:2}"; }
 meta() { klog "BENCH-META $*"; }
 say() { klog "bench $*"; }
 
-# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0); only one can be loaded at a time.
-declare -A mod_of=([rxe]=rdma_rxe [rrxe]=rrxe) dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
+# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0) on eth0, one loaded at a time (both
+# need UDP 4791 in init_net: rxe binds it when it loads, rrxe with its first device).
+declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
 declare -A usable=([rxe]=1 [rrxe]=1) hangs=([rxe]=0 [rrxe]=0)
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}
 
 # use_provider P: unload the other driver, load P, create its device.
 use_provider() {
-	local p=$1 o
+	local p=$1
 	[ "$cur" != "$p" ] || return 0
 	cur=none
-	for o in rxe rrxe; do
-		[ "$o" != "$p" ] || continue
-		if [ -e "/sys/class/infiniband/${dev_of[$o]}" ]; then
-			rdma link delete "${dev_of[$o]}" || { note "$p" "rdma link delete ${dev_of[$o]} failed"; return 1; }
-		fi
-		if [ -e "/sys/module/${mod_of[$o]}" ]; then
-			rmmod "${mod_of[$o]}" || { note "$p" "rmmod ${mod_of[$o]} failed"; return 1; }
-		fi
-	done
-	modprobe "${mod_of[$p]}" || { note "$p" "modprobe ${mod_of[$p]} failed"; return 1; }
-	rdma link add "${dev_of[$p]}" type "$p" netdev eth0 || { note "$p" "rdma link add failed"; return 1; }
-	wait_gid "${dev_of[$p]}" 10 || { note "$p" "no RoCE v2 IPv4 GID on ${dev_of[$p]}"; return 1; }
+	dev_add "$p" "${dev_of[$p]}" eth0 || { note "$p" "device setup failed ($DEV_ERR)"; return 1; }
 	cur=$p dev=${dev_of[$p]}
 	gid=$(gid_index "$dev")
 }
 
 # --- One perftest run.
 port=18515
-
-# listening PORT: some socket listens on TCP PORT.
-listening() {
-	local hex
-	hex=$(printf ':%04X' "$1")
-	{ cat /proc/net/tcp; cat /proc/net/tcp6 2>/dev/null || :; } |
-		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
-}
 
 TEST= # the perftest binary of the current run
 
@@ -102,7 +84,7 @@ pair() {
 	spid=$!
 	# Until the server listens; its own time limit ends the wait if it never does.
 	while kill -0 "$spid" 2>/dev/null; do
-		if listening "$port"; then
+		if tcp_listening "$port"; then
 			up=1
 			break
 		fi

@@ -21,11 +21,7 @@ b=${prov}9
 
 [ -x "$bin" ] || die "$bin is missing from the image"
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
-netns_veth ns1 || die "veth pair into ns1"
-ip netns exec ns1 rdma link add "$b" type "$prov" netdev veth1 || die "rdma link add $b"
-rdma link add "$a" type "$prov" netdev veth0 || die "rdma link add $a"
-peer_retry -n 30 ping -c 1 -W 1 10.9.0.2 >/dev/null || die "10.9.0.2 does not answer ping"
-wait_gid "$a" 10 && wait_gid "$b" 10 || die "no GID on $a or $b"
+netns_pair ns1 "$prov" || die "$b and $a on a veth pair into ns1"
 
 # counters DEV: NAME VALUE lines of the device's hw_counters
 counters() {

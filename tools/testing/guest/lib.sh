@@ -10,8 +10,13 @@
 #   wait_gid DEV [SECS [PREFIX]] wait (default 10 s) until gid_index finds one
 #   netns_veth NS                a veth pair: veth0 10.9.0.1/24 here, veth1 10.9.0.2/24 in
 #                                a new network namespace NS
-#   netns_rrxe_pair NS           netns_veth NS, with rrxe9 on veth1 (in NS) and rrxe8 on
-#                                veth0, once 10.9.0.2 answers ping
+#   dev_add PROV DEV NETDEV [NS] a device DEV of provider PROV (rxe|rrxe) on NETDEV (in
+#                                network namespace NS), its RoCE v2 IPv4-mapped GID up
+#                                within 10 s; the other driver's devices and module go
+#                                first (rxe holds UDP 4791 in init_net while loaded).
+#                                Sets DEV_ERR on failure
+#   netns_pair NS [PROV]         netns_veth NS, with PROV9 on veth1 (in NS) and PROV8 on
+#                                veth0 (PROV default rrxe), once 10.9.0.2 answers ping
 #   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
 #   peer_retry [-n N] [-d S] [-w PID] CMD...  retry CMD (default 60 times, 1 s apart)
 #                                until it succeeds, e.g. a client whose server is still
@@ -20,6 +25,8 @@
 #   bg_start LOG CMD...          start CMD in the background, output to LOG; sets BG_PID
 #   bg_wait PID LOG              wait for it, print LOG, return its status
 #   perftest_bw FILE             the "BW average" column of a perftest bandwidth report
+#   tcp_listening PORT [CMD...]  a TCP socket listens on PORT (CMD: a prefix that enters
+#                                another namespace, e.g. ip netns exec ns1)
 #   kmsg_mark / dmesg_since M    put a marker into the kernel log / print lines after it
 #   tap_ok/tap_fail/tap_skip DESC, check DESC CMD..., tap_done, die MSG
 #                                TAP-style results; tap_done returns 1 if anything failed
@@ -87,16 +94,45 @@ netns_veth() {
 	fi
 }
 
-# netns_rrxe_pair NS
-netns_rrxe_pair() {
+# dev_add PROV DEV NETDEV [NS]: the device preamble of a test. If the other soft-RoCE
+# driver is loaded, its devices (named rxe* or rrxe*) are deleted and it is unloaded;
+# then PROV's module is loaded (explicitly: /init blacklists the provider not asked
+# for), DEV is added on NETDEV (inside NS if given) and must get its RoCE v2 IPv4-mapped
+# GID within 10 s. On failure DEV_ERR says which step failed and the status is 1.
+dev_add() {
+	local prov=$1 dev=$2 netdev=$3 ns=${4:-} mod omod opfx d
+	DEV_ERR=
+	case $prov in
+	rxe) mod=rdma_rxe omod=rrxe opfx=rrxe ;;
+	rrxe) mod=rrxe omod=rdma_rxe opfx=rxe ;;
+	*) DEV_ERR="unknown provider '$prov'"; return 1 ;;
+	esac
+	if [ -e "/sys/module/$omod" ]; then
+		for d in /sys/class/infiniband/"$opfx"[0-9]*; do
+			[ -e "$d" ] || continue
+			rdma link delete "${d##*/}" || { DEV_ERR="rdma link delete ${d##*/}"; return 1; }
+		done
+		rmmod "$omod" || { DEV_ERR="rmmod $omod"; return 1; }
+	fi
+	modprobe "$mod" || { DEV_ERR="modprobe $mod"; return 1; }
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" rdma link add "$dev" type "$prov" netdev "$netdev"
+	else
+		rdma link add "$dev" type "$prov" netdev "$netdev"
+	fi || { DEV_ERR="rdma link add $dev type $prov netdev $netdev${ns:+ (in $ns)}"; return 1; }
+	wait_gid "$dev" 10 || { DEV_ERR="no RoCE v2 IPv4-mapped GID on $dev after 10 s"; return 1; }
+}
+
+# netns_pair NS [PROV]
+netns_pair() {
+	local p=${2:-rrxe}
 	netns_veth "$1" || return 1
-	if ! { ip netns exec "$1" rdma link add rrxe9 type rrxe netdev veth1 &&
-		rdma link add rrxe8 type rrxe netdev veth0; }; then
-		echo "netns_rrxe_pair $1: rdma link add failed" >&2
+	if ! { dev_add "$p" "${p}9" veth1 "$1" && dev_add "$p" "${p}8" veth0; }; then
+		echo "netns_pair $1: $DEV_ERR" >&2
 		return 1
 	fi
 	if ! peer_retry -n 30 ping -c 1 -W 1 10.9.0.2 >/dev/null; then
-		echo "netns_rrxe_pair $1: 10.9.0.2 does not answer ping" >&2
+		echo "netns_pair $1: 10.9.0.2 does not answer ping" >&2
 		return 1
 	fi
 }
@@ -170,6 +206,15 @@ bg_wait() {
 # perftest_bw FILE: prints the average bandwidth (MB/sec column) of the first result row.
 perftest_bw() {
 	awk '/BW average/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print $4; exit }' "$1"
+}
+
+# tcp_listening PORT [CMD...]: CMD (e.g. ip netns exec ns1) reads the socket tables.
+tcp_listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	shift
+	{ "$@" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || :; } |
+		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
 }
 
 kmsg_mark() {

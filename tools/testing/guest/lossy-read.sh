@@ -16,8 +16,7 @@ set -uo pipefail
 
 runs=${1:-20}
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
-netns_rrxe_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
-wait_gid rrxe8 10 || die "no GID on rrxe8"
+netns_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
 ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% || die "netem on veth1"
 tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
 tap_ok "netem loss 5% on both ends of the veth pair"

@@ -60,7 +60,7 @@ else
 	[ -z "${RRXE_GID_INDEX:-}" ] || die "one VM: run with --no-device"
 	sdev=rrxe9 cdev=rrxe8 gid=1 server=10.9.0.2
 	TR_SX=(ip netns exec ns1)
-	netns_rrxe_pair ns1 || die "$sdev and $cdev on a veth pair into ns1"
+	netns_pair ns1 || die "$sdev and $cdev on a veth pair into ns1"
 	RRXE_DEV=$cdev
 	echo "# one VM: server in ns1 ($sdev, $server), client $cdev, netem: $*"
 	tap_ok "ping $server"

@@ -73,9 +73,10 @@ check "suite on rxe0 ran (status $rxe_st: 0 all passed, 1 some failed)" test $rx
 
 # Switch drivers in the same boot.
 switched=0
-if rdma link delete rxe0 && rmmod rdma_rxe && modprobe rrxe &&
-	rdma link add rrxe0 type rrxe netdev eth0 && wait_gid rrxe0 10; then
+if dev_add rrxe rrxe0 eth0; then
 	switched=1
+else
+	echo "# switching to rrxe0 failed: $DEV_ERR"
 fi
 check "switched to rrxe0 (link delete rxe0, rmmod rdma_rxe, modprobe rrxe, link add rrxe0)" \
 	test $switched = 1

@@ -22,8 +22,7 @@ size=${2:-33554432}
 iters=${3:-5}
 limit=2048
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
-netns_rrxe_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
-wait_gid rrxe8 10 || die "no GID on rrxe8"
+netns_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
 tap_ok "rrxe9 (in ns1) and rrxe8 on a veth pair"
 
 skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }

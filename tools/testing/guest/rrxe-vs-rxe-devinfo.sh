@@ -30,11 +30,7 @@ for _ in $(seq 30); do
 done
 gids_settled rxe0 || die "rxe0 GIDs did not settle"
 ibv_devinfo -v -d rxe0 >/tmp/rxe.txt || die "ibv_devinfo rxe0"
-rdma link delete rxe0 || die "rdma link delete rxe0"
-rmmod rdma_rxe || die "rmmod rdma_rxe"
-modprobe rrxe || die "modprobe rrxe"
-rdma link add rrxe0 type rrxe netdev eth0 || die "rdma link add rrxe0"
-wait_gid rrxe0 10 || die "no GID on rrxe0"
+dev_add rrxe rrxe0 eth0 || die "$DEV_ERR"
 gids_settled rrxe0 || die "rrxe0 GIDs did not settle"
 ibv_devinfo -v -d rrxe0 >/tmp/rrxe.txt || die "ibv_devinfo rrxe0"
 

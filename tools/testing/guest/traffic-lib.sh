@@ -107,10 +107,7 @@ tr_client() {
 # tr_listening PORT: something listens on PORT here (in TR_SX's namespace): a TCP socket
 # (the servers of the pingpongs and of perftest) or an RDMA CM ID (rping, perftest -R).
 tr_listening() {
-	local hex
-	hex=$(printf ':%04X' "$1")
-	"${TR_SX[@]}" awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null ||
+	tcp_listening "$1" "${TR_SX[@]}" ||
 		"${TR_SX[@]}" rdma res show cm_id src-port "$1" 2>/dev/null | grep -q LISTEN
 }
 

@@ -64,11 +64,11 @@ for c in all default veth1; do
 done
 if [ "$prov" = rxe ]; then
 	sysctl -qw net.ipv4.conf.veth0.accept_local=1 || die "accept_local"
-	rdma link add "$a" type rxe netdev veth0 || die "rdma link add $a"
+	dev_add rxe "$a" veth0 || die "$DEV_ERR"
 	devs=(-a "$a")
 else
-	ip netns exec ns1 rdma link add "$b" type "$prov" netdev veth1 || die "rdma link add $b"
-	rdma link add "$a" type "$prov" netdev veth0 || die "rdma link add $a"
+	dev_add "$prov" "$b" veth1 ns1 || die "$DEV_ERR"
+	dev_add "$prov" "$a" veth0 || die "$DEV_ERR"
 	devs=(-a "$a" -b "$b")
 fi
 for ip in 10.9.0.2 fd00:9::2; do
