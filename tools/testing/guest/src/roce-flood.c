@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
-#include <netinet/udp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,47 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ROCE_PORT 4791
-#define BTH_LEN 12
+#include "roce-raw.h"
+
 #define MAX_PAYLOAD 1024
-
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320 ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	while (n--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-/* The RoCEv2 ICRC of an IPv4 packet of LEN bytes (IP header, UDP, BTH, payload, pad). */
-static uint32_t icrc(const uint8_t *pkt, size_t len)
-{
-	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t hdr[20 + 8 + BTH_LEN];
-	uint32_t crc = crc_update(0xffffffff, ones, sizeof(ones));
-
-	memcpy(hdr, pkt, sizeof(hdr));
-	hdr[1] = 0xff;			/* TOS */
-	hdr[8] = 0xff;			/* TTL */
-	hdr[10] = hdr[11] = 0xff;	/* header checksum */
-	hdr[26] = hdr[27] = 0xff;	/* UDP checksum */
-	hdr[28 + 4] = 0xff;		/* BTH: FECN, BECN, reserved */
-	crc = crc_update(crc, hdr, sizeof(hdr));
-	crc = crc_update(crc, pkt + sizeof(hdr), len - sizeof(hdr));
-	return ~crc;
-}
 
 static double now(void)
 {
@@ -74,7 +35,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	uint8_t pkt[20 + 8 + BTH_LEN + MAX_PAYLOAD + 4] = {};
+	uint8_t pkt[IP4_HLEN + UDP_HLEN + BTH_LEN + MAX_PAYLOAD + ICRC_LEN] = {};
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct in_addr src;
 	unsigned long first, last, qpn, sent = 0, failed = 0;
@@ -98,32 +59,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	payload = (payload + 3) & ~(size_t)3;
-	len = 20 + 8 + BTH_LEN + payload + 4;
-	crc_init();
+	len = IP4_HLEN + UDP_HLEN + BTH_LEN + payload + ICRC_LEN;
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one))) {
 		perror("raw socket");
 		return 1;
 	}
 
-	/* IPv4: every field set, so the kernel changes only the checksum (masked). */
-	pkt[0] = 0x45;
-	pkt[2] = len >> 8;
-	pkt[3] = len & 0xff;
-	pkt[4] = 0x12;			/* identification */
-	pkt[5] = 0x34;
-	pkt[6] = 0x40;			/* DF */
-	pkt[8] = 64;
-	pkt[9] = IPPROTO_UDP;
-	memcpy(pkt + 12, &src, 4);
-	memcpy(pkt + 16, &dst.sin_addr, 4);
-	/* UDP, without checksum. */
-	pkt[20] = 0xc0;
-	pkt[21] = 0x00;
-	pkt[22] = ROCE_PORT >> 8;
-	pkt[23] = ROCE_PORT & 0xff;
-	pkt[24] = (len - 20) >> 8;
-	pkt[25] = (len - 20) & 0xff;
+	/* IPv4 (the kernel fills in the checksum, which the ICRC masks); UDP without checksum. */
+	roce_ip4_hdr(pkt, len, src.s_addr, dst.sin_addr.s_addr, 0x1234);
+	roce_udp_hdr(pkt + IP4_HLEN, 0xc000, len - IP4_HLEN);
 	/* BTH: RC SEND Only, default P_Key, PSN 0x800000. */
 	pkt[28] = 0x04;
 	pkt[29] = 0;
@@ -136,16 +81,10 @@ int main(int argc, char **argv)
 	qpn = first;
 	while (now() < end) {
 		for (int burst = 0; burst < 256; burst++) {
-			uint32_t crc;
-
 			pkt[33] = qpn >> 16;
 			pkt[34] = qpn >> 8;
 			pkt[35] = qpn;
-			crc = icrc(pkt, len - 4);
-			pkt[len - 4] = crc;
-			pkt[len - 3] = crc >> 8;
-			pkt[len - 2] = crc >> 16;
-			pkt[len - 1] = crc >> 24;
+			roce_put_icrc(pkt, len);
 			if (sendto(fd, pkt, len, 0, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
 				if (errno != ENOBUFS && errno != EAGAIN) {
 					perror("sendto");

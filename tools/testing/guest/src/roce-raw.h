@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * RoCEv2 packets built by hand, for the guest programs that forge them (forge.c,
- * wire-fuzz.c): the ICRC of IPv4 and IPv6 datagrams, IPv4, IPv6 and UDP headers with
+ * wire-fuzz.c, roce-flood.c): the ICRC of IPv4 and IPv6 datagrams, IPv4, IPv6 and UDP headers with
  * their checksums, and entering a network namespace by name.
  *
  * Buffers start at the IP header; lengths count from there to the end of the ICRC.
