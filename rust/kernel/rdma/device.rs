@@ -43,8 +43,8 @@ pub struct DeviceParams<'a> {
     pub node_desc: &'a CStr,
     /// Node GUID, as it appears on the wire (network order bytes).
     pub node_guid: [u8; 8],
-    /// Extra legacy uverbs commands the driver implements (`uverbs_cmd_mask` bits).
-    pub uverbs_cmd_mask: u64,
+    /// Extra legacy uverbs commands the driver implements.
+    pub uverbs_cmd_mask: super::types::UverbsCmdMask,
 }
 /// What a reference to a [`Device`] tells about the device's registration (a typestate, as
 /// the device contexts of later kernels' `kernel::device::Device`).
@@ -192,7 +192,7 @@ impl<T: DeviceOps> Device<T> {
         d.local_dma_lkey = 0;
         d.node_guid = u64::from_ne_bytes(params.node_guid);
         d.name_assign_type = bindings::rdma_nl_name_assign_type_RDMA_NAME_ASSIGN_TYPE_USER;
-        d.uverbs_cmd_mask |= params.uverbs_cmd_mask;
+        d.uverbs_cmd_mask |= params.uverbs_cmd_mask.bits();
         let desc = params.node_desc.as_bytes();
         let n = desc.len().min(d.node_desc.len() - 1);
         for (dst, src) in d.node_desc.iter_mut().zip(&desc[..n]) {

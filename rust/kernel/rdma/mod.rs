@@ -20,5 +20,6 @@ pub mod roce_xmit;
 pub mod rxe_abi;
 pub mod shared;
 pub mod stats;
+pub mod types;
 pub mod udata;
 pub mod wr;

@@ -8,8 +8,9 @@ use super::{
     device::Device,
     event::SrqEvents,
     mr::{KernelMem, PdId, SgMap},
-    qp::{QpAttr, QpInit},
+    qp::{QpAttr, QpInit, QpInitAttr},
     stats::HwStats,
+    types::{CqNotifyFlags, QpAttrMask},
     udata::Udata,
     wr::{RecvWrs, SendWrs, WcArray},
 };
@@ -92,7 +93,7 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
 
     /// Arms completion notification (`IB_CQ_*` flags); returns whether completions are
     /// already waiting when `IB_CQ_REPORT_MISSED_EVENTS` is set.
-    fn req_notify_cq(_cq: &Self::Cq, _flags: u32) -> Result<bool> {
+    fn req_notify_cq(_cq: &Self::Cq, _flags: CqNotifyFlags) -> Result<bool> {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -125,16 +126,17 @@ pub trait DeviceOps: Sized + Send + Sync + 'static {
     }
 
     /// Modifies the attributes selected by `mask` (`IB_QP_*`), possibly the state.
-    fn modify_qp(_qp: &Self::Qp, _attr: &QpAttr, _mask: u32, _udata: &mut Udata<'_>) -> Result {
+    fn modify_qp(
+        _qp: &Self::Qp,
+        _attr: &QpAttr,
+        _mask: QpAttrMask,
+        _udata: &mut Udata<'_>,
+    ) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// Reports the QP's attributes and creation attributes.
-    fn query_qp(
-        _qp: &Self::Qp,
-        _attr: &mut QpAttr,
-        _init: &mut bindings::ib_qp_init_attr,
-    ) -> Result {
+    fn query_qp(_qp: &Self::Qp, _attr: &mut QpAttr, _init: &mut QpInitAttr) -> Result {
         kernel::build_error!(VTABLE_DEFAULT_ERROR)
     }
 

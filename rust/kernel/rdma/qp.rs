@@ -2,7 +2,13 @@
 
 //! Queue pair support: creation attributes and the IBTA QP state table.
 
-use super::{cq::CqRef, event::CoreSrq, ops::DeviceOps, qp_event::QpEvents};
+use super::{
+    cq::CqRef,
+    event::CoreSrq,
+    ops::DeviceOps,
+    qp_event::QpEvents,
+    types::{Flags, QpAttrMask, QpState, SigType},
+};
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::sync::Arc;
@@ -11,6 +17,8 @@ use kernel::sync::Arc;
 pub type QpAttr = bindings::ib_qp_attr;
 /// Capacities of a QP's queues (`struct ib_qp_cap`).
 pub type QpCap = bindings::ib_qp_cap;
+/// Creation attributes of a QP as `query_qp` reports them (`struct ib_qp_init_attr`).
+pub type QpInitAttr = bindings::ib_qp_init_attr;
 
 /// The creation attributes of a QP.
 pub struct QpInit<'a, T: DeviceOps> {
@@ -82,7 +90,7 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
 
     /// Whether every send work request completes (`IB_SIGNAL_ALL_WR`).
     pub fn signal_all(&self) -> bool {
-        self.raw.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+        self.raw.sq_sig_type == SigType::AllWr.raw()
     }
 
     /// The requested capacities; the driver writes back what it provides.
@@ -110,9 +118,9 @@ impl<'a, T: DeviceOps> QpInit<'a, T> {
 
 /// Whether the IBTA state table allows a QP of `qp_type` to go from `cur` to `next` with
 /// the attributes in `mask` (`ib_modify_qp_is_ok`).
-pub fn transition_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> bool {
+pub fn transition_ok(cur: QpState, next: QpState, qp_type: u32, mask: QpAttrMask) -> bool {
     // SAFETY: A pure function of its arguments.
-    unsafe { bindings::ib_modify_qp_is_ok(cur, next, qp_type, mask) }
+    unsafe { bindings::ib_modify_qp_is_ok(cur.raw(), next.raw(), qp_type, mask.bits()) }
 }
 
 /// A copy of a plain C structure (bindgen does not derive `Copy` for them).
@@ -155,67 +163,67 @@ impl QpAttrs {
         copy(&self.0)
     }
 
-    /// Takes the attributes of `src` selected by `mask` (`IB_QP_*`).
-    pub fn update(&mut self, src: &QpAttr, mask: u32) {
+    /// Takes the attributes of `src` selected by `mask`.
+    pub fn update(&mut self, src: &QpAttr, mask: QpAttrMask) {
         let dst = &mut self.0;
-        let set = |bit: u32| mask & bit != 0;
-        if set(bindings::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY) {
+        let set = |bit| mask.contains(bit);
+        if set(QpAttrMask::EN_SQD_ASYNC_NOTIFY) {
             dst.en_sqd_async_notify = src.en_sqd_async_notify;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
+        if set(QpAttrMask::ACCESS_FLAGS) {
             dst.qp_access_flags = src.qp_access_flags;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX) {
+        if set(QpAttrMask::PKEY_INDEX) {
             dst.pkey_index = src.pkey_index;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_PORT) {
+        if set(QpAttrMask::PORT) {
             dst.port_num = src.port_num;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_QKEY) {
+        if set(QpAttrMask::QKEY) {
             dst.qkey = src.qkey;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_AV) {
+        if set(QpAttrMask::AV) {
             dst.ah_attr = copy(&src.ah_attr);
             dst.ah_attr.grh.sgid_attr = core::ptr::null();
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_PATH_MTU) {
+        if set(QpAttrMask::PATH_MTU) {
             dst.path_mtu = src.path_mtu;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_TIMEOUT) {
+        if set(QpAttrMask::TIMEOUT) {
             dst.timeout = src.timeout;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+        if set(QpAttrMask::RETRY_CNT) {
             dst.retry_cnt = src.retry_cnt;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+        if set(QpAttrMask::RNR_RETRY) {
             dst.rnr_retry = src.rnr_retry;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+        if set(QpAttrMask::RQ_PSN) {
             dst.rq_psn = src.rq_psn & 0xff_ffff;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) {
+        if set(QpAttrMask::MAX_QP_RD_ATOMIC) {
             dst.max_rd_atomic = src.max_rd_atomic;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_ALT_PATH) {
+        if set(QpAttrMask::ALT_PATH) {
             dst.alt_ah_attr = copy(&src.alt_ah_attr);
             dst.alt_ah_attr.grh.sgid_attr = core::ptr::null();
             dst.alt_pkey_index = src.alt_pkey_index;
             dst.alt_port_num = src.alt_port_num;
             dst.alt_timeout = src.alt_timeout;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) {
+        if set(QpAttrMask::MIN_RNR_TIMER) {
             dst.min_rnr_timer = src.min_rnr_timer;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+        if set(QpAttrMask::SQ_PSN) {
             dst.sq_psn = src.sq_psn & 0xff_ffff;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+        if set(QpAttrMask::MAX_DEST_RD_ATOMIC) {
             dst.max_dest_rd_atomic = src.max_dest_rd_atomic;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE) {
+        if set(QpAttrMask::PATH_MIG_STATE) {
             dst.path_mig_state = src.path_mig_state;
         }
-        if set(bindings::ib_qp_attr_mask_IB_QP_DEST_QPN) {
+        if set(QpAttrMask::DEST_QPN) {
             dst.dest_qp_num = src.dest_qp_num & 0xff_ffff;
         }
         dst.xmit_slave = core::ptr::null_mut();

@@ -10,7 +10,117 @@
 //! [`AsBytes`]/[`FromBytes`] type.
 
 use crate::bindings;
+use core::mem::{offset_of, size_of};
 use kernel::types::{AsBytes, FromBytes};
+
+/// Where a queue's memory is mapped (`struct mminfo`), for userspace to `mmap`.
+pub type MmInfo = bindings::mminfo;
+/// The response of `create_cq` (`struct rxe_create_cq_resp`).
+pub type CreateCqResp = bindings::rxe_create_cq_resp;
+/// The response of `resize_cq` (`struct rxe_resize_cq_resp`).
+pub type ResizeCqResp = bindings::rxe_resize_cq_resp;
+/// The response of `create_qp` (`struct rxe_create_qp_resp`).
+pub type CreateQpResp = bindings::rxe_create_qp_resp;
+/// The response of `create_ah` (`struct rxe_create_ah_resp`).
+pub type CreateAhResp = bindings::rxe_create_ah_resp;
+/// The response of `create_srq` (`struct rxe_create_srq_resp`).
+pub type CreateSrqResp = bindings::rxe_create_srq_resp;
+/// The command data of `modify_srq` (`struct rxe_modify_srq_cmd`).
+pub type ModifySrqCmd = bindings::rxe_modify_srq_cmd;
+/// A scatter/gather element of a WQE (`struct rxe_sge`).
+pub type Sge = bindings::rxe_sge;
+
+/// The size of a send WQE without its SGEs or inline data (`struct rxe_send_wqe`).
+pub const SEND_WQE_SIZE: usize = size_of::<bindings::rxe_send_wqe>();
+/// The size of a receive WQE without its SGEs (`struct rxe_recv_wqe`).
+pub const RECV_WQE_SIZE: usize = size_of::<bindings::rxe_recv_wqe>();
+/// The size of one SGE.
+pub const SGE_SIZE: usize = size_of::<Sge>();
+/// The size of an address vector (`struct rxe_av`).
+pub const AV_SIZE: usize = size_of::<bindings::rxe_av>();
+
+/// Offsets in the header of a shared queue (`struct rxe_queue_buf`), which its elements
+/// follow.
+pub mod queue_buf {
+    use super::*;
+
+    /// `log2_elem_size`.
+    pub const LOG2_ELEM_SIZE: usize = offset_of!(bindings::rxe_queue_buf, log2_elem_size);
+    /// `index_mask`.
+    pub const INDEX_MASK: usize = offset_of!(bindings::rxe_queue_buf, index_mask);
+    /// `producer_index`.
+    pub const PRODUCER: usize = offset_of!(bindings::rxe_queue_buf, producer_index);
+    /// `consumer_index`.
+    pub const CONSUMER: usize = offset_of!(bindings::rxe_queue_buf, consumer_index);
+    /// Where the elements start (the size of the header).
+    pub const DATA: usize = size_of::<bindings::rxe_queue_buf>();
+}
+
+/// Offsets of the fields of send and receive WQEs (`struct rxe_send_wqe`,
+/// `struct rxe_recv_wqe`).
+pub mod wqe_off {
+    use super::*;
+    use bindings::{
+        rxe_dma_info as Dma, rxe_send_wr as Wr, rxe_send_wr__bindgen_ty_2__bindgen_ty_2 as Rdma,
+        rxe_send_wr__bindgen_ty_2__bindgen_ty_3 as Atomic,
+        rxe_send_wr__bindgen_ty_2__bindgen_ty_4 as Ud,
+        rxe_send_wr__bindgen_ty_2__bindgen_ty_5 as Mw,
+    };
+
+    const WR: usize = offset_of!(bindings::rxe_send_wqe, wr);
+    /// `wr.wr_id`.
+    pub const WR_ID: usize = WR + offset_of!(Wr, wr_id);
+    /// `wr.opcode`.
+    pub const OPCODE: usize = WR + offset_of!(Wr, opcode);
+    /// `wr.send_flags`.
+    pub const FLAGS: usize = WR + offset_of!(Wr, send_flags);
+    /// `wr.ex` (immediate data or the rkey to invalidate).
+    pub const EX: usize = WR + offset_of!(Wr, ex);
+    /// The union of operation fields, `wr.wr`.
+    const U: usize = WR + offset_of!(Wr, wr);
+    const DMA: usize = offset_of!(bindings::rxe_send_wqe, dma);
+    /// `dma.length`.
+    pub const DMA_LEN: usize = DMA + offset_of!(Dma, length);
+    /// `dma.num_sge`.
+    pub const DMA_NUM_SGE: usize = DMA + offset_of!(Dma, num_sge);
+    /// Where the SGEs (or inline data) of a send WQE start.
+    pub const SEND_SGES: usize = DMA + offset_of!(Dma, __bindgen_anon_1);
+    /// `wr.wr.rdma.remote_addr` (also that of atomics and flushes).
+    pub const REMOTE_ADDR: usize = U + offset_of!(Rdma, remote_addr);
+    /// `wr.wr.rdma.rkey`.
+    pub const RDMA_RKEY: usize = U + offset_of!(Rdma, rkey);
+    /// `wr.wr.atomic.compare_add`.
+    pub const ATOMIC_COMPARE: usize = U + offset_of!(Atomic, compare_add);
+    /// `wr.wr.atomic.swap`.
+    pub const ATOMIC_SWAP: usize = U + offset_of!(Atomic, swap);
+    /// `wr.wr.atomic.rkey`.
+    pub const ATOMIC_RKEY: usize = U + offset_of!(Atomic, rkey);
+    /// `wr.wr.ud.remote_qpn`.
+    pub const UD_QPN: usize = U + offset_of!(Ud, remote_qpn);
+    /// `wr.wr.ud.remote_qkey`.
+    pub const UD_QKEY: usize = U + offset_of!(Ud, remote_qkey);
+    /// `wr.wr.ud.ah_num`.
+    pub const UD_AH: usize = U + offset_of!(Ud, ah_num);
+    /// `wr.wr.ud.av`.
+    pub const UD_AV: usize = U + offset_of!(Ud, av);
+    /// `wr.wr.mw.addr`.
+    pub const MW_ADDR: usize = U + offset_of!(Mw, addr);
+    /// `wr.wr.mw.mr_lkey`.
+    pub const MW_MR_LKEY: usize = U + offset_of!(Mw, mr_lkey);
+    /// `wr.wr.mw.rkey`.
+    pub const MW_RKEY: usize = U + offset_of!(Mw, rkey);
+    /// `wr.wr.mw.access`.
+    pub const MW_ACCESS: usize = U + offset_of!(Mw, access);
+    const RECV_DMA: usize = offset_of!(bindings::rxe_recv_wqe, dma);
+    /// `wr_id` of a receive WQE.
+    pub const RECV_WR_ID: usize = offset_of!(bindings::rxe_recv_wqe, wr_id);
+    /// `dma.num_sge` of a receive WQE.
+    pub const RECV_NUM_SGE: usize = RECV_DMA + offset_of!(Dma, num_sge);
+    /// `dma.length` of a receive WQE.
+    pub const RECV_LEN: usize = RECV_DMA + offset_of!(Dma, length);
+    /// Where the SGEs of a receive WQE start.
+    pub const RECV_SGES: usize = RECV_DMA + offset_of!(Dma, __bindgen_anon_1);
+}
 
 // SAFETY: Integers, integer arrays and unions of them (the `reg` member's pointer is only
 // ever used as a number); no interior mutability.

@@ -279,6 +279,11 @@ pub struct KernelWc {
     pub network_hdr_type: u8,
 }
 
+/// A work completion for userspace (`struct ib_uverbs_wc`).
+pub type UverbsWc = bindings::ib_uverbs_wc;
+/// The immediate data or invalidated rkey of a [`UverbsWc`] (its `ex` union).
+pub type UverbsWcEx = bindings::ib_uverbs_wc__bindgen_ty_1;
+
 /// Size of a kernel completion in a CQ's queue.
 pub const KERNEL_WC_SIZE: usize = size_of::<bindings::ib_wc>();
 

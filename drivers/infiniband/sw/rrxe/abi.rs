@@ -6,6 +6,7 @@
 
 use crate::{
     bindings as b,
+    ext::rdma::types::{AccessFlags, Mtu as IbMtu},
     proto::{
         mtu::Mtu,
         verbs::{Access, QpType, WcOpcode, WcStatus, WrOpcode},
@@ -101,18 +102,18 @@ same! {
 }
 
 same! {
-    Access::LOCAL_WRITE.0 => b::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
-    Access::REMOTE_WRITE.0 => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
-    Access::REMOTE_READ.0 => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
-    Access::REMOTE_ATOMIC.0 => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
-    Access::FLUSH_GLOBAL.0 => b::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL,
-    Access::FLUSH_PERSISTENT.0 => b::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT,
+    Access::LOCAL_WRITE.0 => AccessFlags::LOCAL_WRITE.bits(),
+    Access::REMOTE_WRITE.0 => AccessFlags::REMOTE_WRITE.bits(),
+    Access::REMOTE_READ.0 => AccessFlags::REMOTE_READ.bits(),
+    Access::REMOTE_ATOMIC.0 => AccessFlags::REMOTE_ATOMIC.bits(),
+    Access::FLUSH_GLOBAL.0 => AccessFlags::FLUSH_GLOBAL.bits(),
+    Access::FLUSH_PERSISTENT.0 => AccessFlags::FLUSH_PERSISTENT.bits(),
 }
 
 same! {
-    Mtu::Mtu256 => b::ib_mtu_IB_MTU_256,
-    Mtu::Mtu512 => b::ib_mtu_IB_MTU_512,
-    Mtu::Mtu1024 => b::ib_mtu_IB_MTU_1024,
-    Mtu::Mtu2048 => b::ib_mtu_IB_MTU_2048,
-    Mtu::Mtu4096 => b::ib_mtu_IB_MTU_4096,
+    Mtu::Mtu256 => IbMtu::Mtu256,
+    Mtu::Mtu512 => IbMtu::Mtu512,
+    Mtu::Mtu1024 => IbMtu::Mtu1024,
+    Mtu::Mtu2048 => IbMtu::Mtu2048,
+    Mtu::Mtu4096 => IbMtu::Mtu4096,
 }

@@ -4,13 +4,14 @@
 //! creation), which the send path looks up.
 
 use crate::{
-    bindings as b,
     device::RrxeDev,
     ext::{
         rdma::{
             ah::{AhAttrs, RoceAv},
             device::Device,
             mr::PdId,
+            rxe_abi::CreateAhResp,
+            types::AhAttrType,
             udata::Udata,
         },
         xarray::IdTable,
@@ -60,7 +61,7 @@ impl Drop for Ah {
 /// Checks an address vector: RoCE, port 1, a GID index in the table.
 pub(crate) fn check_av(attr: &AhAttrs) -> Result {
     if attr.port_num() != 1
-        || attr.ah_type() != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+        || attr.ah_type() != AhAttrType::Roce.raw()
         || attr.sgid_index() >= params::GID_TBL_LEN
     {
         return Err(EINVAL);
@@ -104,8 +105,8 @@ impl Ah {
             entry: Some((num, table)),
         };
         // Old providers pass no response buffer and resolve the address themselves.
-        if udata.out_len() >= core::mem::size_of::<b::rxe_create_ah_resp>() {
-            udata.write_response(&b::rxe_create_ah_resp {
+        if udata.out_len() >= core::mem::size_of::<CreateAhResp>() {
+            udata.write_response(&CreateAhResp {
                 ah_num: num,
                 reserved: 0,
             })?;

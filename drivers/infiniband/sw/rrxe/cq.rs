@@ -5,15 +5,16 @@
 
 use crate::ext::error::eopnotsupp;
 use crate::{
-    bindings as b,
     device::RrxeDev,
     ext::{
         rdma::{
             cq::CqRef,
             device::{CqInitAttr, Device},
             mmap::MmapEntry,
+            rxe_abi::{CreateCqResp, ResizeCqResp},
+            types::{CqNotifyFlags, Flags, WcFlags},
             udata::Udata,
-            wr::{KernelWc, WcArray},
+            wr::{KernelWc, UverbsWc, UverbsWcEx, WcArray, KERNEL_WC_SIZE},
         },
         sync::SpinLockIrq,
         transmute::AsBytesExt,
@@ -28,10 +29,10 @@ use kernel::prelude::*;
 
 /// Completion element: the user ABI's `ib_uverbs_wc`, or the kernel's `ib_wc` for kernel
 /// consumers; one size serves both.
-const ELEM_SIZE: usize = if size_of::<b::ib_wc>() > size_of::<b::ib_uverbs_wc>() {
-    size_of::<b::ib_wc>()
+const ELEM_SIZE: usize = if KERNEL_WC_SIZE > size_of::<UverbsWc>() {
+    KERNEL_WC_SIZE
 } else {
-    size_of::<b::ib_uverbs_wc>()
+    size_of::<UverbsWc>()
 };
 
 /// A completion, in the form the engine produces; the CQ stores it in its consumer's
@@ -86,8 +87,8 @@ struct Inner {
     queue: ToClient,
     /// The user context's mapping of `queue`, for userspace CQs.
     mmap: Option<MmapEntry>,
-    /// Armed notification: 0, or `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP`.
-    notify: u32,
+    /// Armed notification: none, `SOLICITED` or `NEXT_COMP`.
+    notify: CqNotifyFlags,
 }
 
 /// A completion queue.
@@ -116,14 +117,14 @@ impl Cq {
         }
         let queue = ToClient::new(attr.cqe, ELEM_SIZE)?;
         let (mmap, mi) = map(queue.mem(), udata)?;
-        udata.write_response(&b::rxe_create_cq_resp { mi })?;
+        udata.write_response(&CreateCqResp { mi })?;
         let cqe = queue.capacity();
         let inner = KBox::pin_init(
             new_spinlock_irq!(
                 Inner {
                     queue,
                     mmap,
-                    notify: 0,
+                    notify: CqNotifyFlags::default(),
                 },
                 "rrxe:cq"
             ),
@@ -150,7 +151,7 @@ impl Cq {
         let mut queue = ToClient::new(cqe, ELEM_SIZE)?;
         let (mmap, mi) = map(queue.mem(), udata)?;
         // Report the new mapping before switching: if the copy fails, nothing changed.
-        udata.write_response(&b::rxe_resize_cq_resp { mi })?;
+        udata.write_response(&ResizeCqResp { mi })?;
         let capacity = queue.capacity();
         let old = {
             let mut inner = self.inner.lock();
@@ -180,7 +181,7 @@ impl Cq {
                 src_qp: c.src_qp,
                 wc_flags: c.wc_flags
                     | if c.network_hdr_type != 0 {
-                        b::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE
+                        WcFlags::WITH_NETWORK_HDR_TYPE.bits()
                     } else {
                         0
                     },
@@ -191,12 +192,12 @@ impl Cq {
                 .queue
                 .push_with(|mem, off| mem.write_kernel_wc(off, &wc))?;
         } else {
-            let wc = b::ib_uverbs_wc {
+            let wc = UverbsWc {
                 wr_id: c.wr_id,
                 status: c.status,
                 opcode: c.opcode,
                 byte_len: c.byte_len,
-                ex: b::ib_uverbs_wc__bindgen_ty_1 {
+                ex: UverbsWcEx {
                     bindgen_union_field: c.ex,
                     ..Default::default()
                 },
@@ -209,10 +210,10 @@ impl Cq {
             };
             inner.queue.push(wc.as_bytes())?;
         }
-        let fire = inner.notify == b::ib_cq_notify_flags_IB_CQ_NEXT_COMP
-            || (inner.notify == b::ib_cq_notify_flags_IB_CQ_SOLICITED && solicited);
+        let fire = inner.notify == CqNotifyFlags::NEXT_COMP
+            || (inner.notify == CqNotifyFlags::SOLICITED && solicited);
         if fire {
-            inner.notify = 0;
+            inner.notify = CqNotifyFlags::default();
         }
         Ok(fire)
     }
@@ -243,17 +244,14 @@ impl Cq {
 
     /// Arms notification; with `IB_CQ_REPORT_MISSED_EVENTS`, returns whether completions
     /// are already queued.
-    pub(crate) fn req_notify(&self, flags: u32) -> Result<bool> {
+    pub(crate) fn req_notify(&self, flags: CqNotifyFlags) -> Result<bool> {
         let mut inner = self.inner.lock();
-        let kind = flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK;
+        let kind = flags & CqNotifyFlags::SOLICITED_MASK;
         // A solicited-only request does not weaken an armed next-completion one.
-        if inner.notify != b::ib_cq_notify_flags_IB_CQ_NEXT_COMP {
+        if inner.notify != CqNotifyFlags::NEXT_COMP {
             inner.notify = kind;
         }
-        Ok(
-            flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0
-                && inner.queue.count() > 0,
-        )
+        Ok(flags.contains(CqNotifyFlags::REPORT_MISSED_EVENTS) && inner.queue.count() > 0)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::{
         rdma::{
             device::{Device, DeviceParams, Registry},
             link::LinkOps,
+            types::UverbsCmdMask,
         },
         workqueue::OwnedQueue,
     },
@@ -92,9 +93,7 @@ impl LinkOps for Link {
         let params = DeviceParams {
             node_desc: c_str!("rrxe"),
             node_guid: data.guid(),
-            uverbs_cmd_mask: (1
-                << crate::bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
-                | (1 << crate::bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ),
+            uverbs_cmd_mask: UverbsCmdMask::POST_SEND | UverbsCmdMask::REQ_NOTIFY_CQ,
         };
         Device::register(self.module, &self.registry, name, ndev, &params, data)?;
         pr_info!("{}: added on {}\n", name, ndev.name());

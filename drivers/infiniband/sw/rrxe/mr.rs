@@ -30,13 +30,13 @@
 //! rxe's per-packet rkey checks make it fail.
 
 use crate::{
-    bindings as b,
     device::RrxeDev,
     ext::{
         error::eopnotsupp,
         rdma::{
             device::Device,
             mr::{AccessError, KernelMem, PdId, SgMap, Umem, UserPages},
+            types::{AccessFlags, MrReregFlags, MrType},
         },
         sync::SpinLockBh,
         xarray::IdTable,
@@ -49,21 +49,21 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::ext::rdma::mr::AtomicOp;
 
-const LOCAL_WRITE: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
-const REMOTE_READ: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ;
-const REMOTE_WRITE: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
-const REMOTE_ATOMIC: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
-const MW_BIND: u32 = b::ib_access_flags_IB_ACCESS_MW_BIND;
+const LOCAL_WRITE: u32 = AccessFlags::LOCAL_WRITE.bits();
+const REMOTE_READ: u32 = AccessFlags::REMOTE_READ.bits();
+const REMOTE_WRITE: u32 = AccessFlags::REMOTE_WRITE.bits();
+const REMOTE_ATOMIC: u32 = AccessFlags::REMOTE_ATOMIC.bits();
+const MW_BIND: u32 = AccessFlags::MW_BIND.bits();
 const REMOTE: u32 = REMOTE_READ | REMOTE_WRITE | REMOTE_ATOMIC;
 
 /// The access rights an MR may have (rxe's `RXE_ACCESS_SUPPORTED_MR`).
 const SUPPORTED_MR: u32 = REMOTE
     | LOCAL_WRITE
     | MW_BIND
-    | b::ib_access_flags_IB_ACCESS_ON_DEMAND
-    | b::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL
-    | b::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT
-    | b::ib_access_flags_IB_ACCESS_OPTIONAL;
+    | AccessFlags::ON_DEMAND.bits()
+    | AccessFlags::FLUSH_GLOBAL.bits()
+    | AccessFlags::FLUSH_PERSISTENT.bits()
+    | AccessFlags::OPTIONAL.bits();
 
 /// Why memory named by a key cannot be used.
 ///
@@ -603,7 +603,7 @@ impl Mr {
         iova: u64,
         access: u32,
     ) -> Result<(Self, u32, u32)> {
-        if access & b::ib_access_flags_IB_ACCESS_ON_DEMAND != 0 {
+        if access & AccessFlags::ON_DEMAND.bits() != 0 {
             return Err(eopnotsupp());
         }
         let umem = Umem::get(dev, start, length, access)?;
@@ -637,7 +637,7 @@ impl Mr {
         max_num_sg: u32,
         mem: KernelMem,
     ) -> Result<(Self, u32, u32)> {
-        if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG || max_num_sg > MAX_FAST_REG_PAGES {
+        if mr_type != MrType::MemReg.raw() || max_num_sg > MAX_FAST_REG_PAGES {
             return Err(EINVAL);
         }
         let n = max_num_sg as usize;
@@ -701,8 +701,8 @@ impl Mr {
     /// Changes the PD or the access of a user MR (`rereg_user_mr`; rxe supports only these
     /// two, not a new translation).
     pub(crate) fn rereg(&self, flags: u32, access: u32, pd: Option<PdId>) -> Result {
-        let rereg_pd = b::ib_mr_rereg_flags_IB_MR_REREG_PD;
-        let rereg_access = b::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+        let rereg_pd = MrReregFlags::PD.bits();
+        let rereg_access = MrReregFlags::ACCESS.bits();
         if flags & !(rereg_pd | rereg_access) != 0 {
             return Err(eopnotsupp());
         }

@@ -9,10 +9,13 @@
 //! by invalidation (LOCAL_INV, SEND with invalidate) (IBA 10.6.7, o10-36, o10-37).
 
 use crate::{
-    bindings as b,
     device::RrxeDev,
     ext::{
-        rdma::{device::Device, mr::PdId},
+        rdma::{
+            device::Device,
+            mr::PdId,
+            types::{AccessFlags, MwType},
+        },
         sync::SpinLockBh,
         xarray::IdTable,
     },
@@ -24,20 +27,21 @@ use crate::{
 };
 use kernel::{prelude::*, sync::Arc};
 
-const TYPE_1: u32 = b::ib_mw_type_IB_MW_TYPE_1;
-const TYPE_2: u32 = b::ib_mw_type_IB_MW_TYPE_2;
+const TYPE_1: u32 = MwType::Type1.raw();
+const TYPE_2: u32 = MwType::Type2.raw();
 
 /// The access rights a window may grant (rxe's `RXE_ACCESS_SUPPORTED_MW`).
-const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_REMOTE_READ
-    | b::ib_access_flags_IB_ACCESS_REMOTE_WRITE
-    | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
-    | b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
-    | b::ib_access_flags_IB_ACCESS_MW_BIND
-    | b::ib_access_flags_IB_ACCESS_ON_DEMAND
-    | b::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL
-    | b::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT
-    | b::ib_access_flags_IB_ACCESS_OPTIONAL
-    | b::ib_access_flags_IB_ZERO_BASED;
+const SUPPORTED: u32 = AccessFlags::REMOTE_READ
+    .union(AccessFlags::REMOTE_WRITE)
+    .union(AccessFlags::REMOTE_ATOMIC)
+    .union(AccessFlags::LOCAL_WRITE)
+    .union(AccessFlags::MW_BIND)
+    .union(AccessFlags::ON_DEMAND)
+    .union(AccessFlags::FLUSH_GLOBAL)
+    .union(AccessFlags::FLUSH_PERSISTENT)
+    .union(AccessFlags::OPTIONAL)
+    .union(AccessFlags::ZERO_BASED)
+    .bits();
 
 /// Whether `index` (a key shifted right by 8) is in the windows' range.
 pub(crate) fn is_index(index: u32) -> bool {
@@ -150,7 +154,7 @@ pub(crate) fn grant(
         if bound.access & access != access {
             return Err(MemError::Access);
         }
-        let zero_based = bound.access & b::ib_access_flags_IB_ZERO_BASED != 0;
+        let zero_based = bound.access & AccessFlags::ZERO_BASED.bits() != 0;
         (
             bound.mr.clone(),
             MrShared::window(bound.addr, bound.length, zero_based),
@@ -177,7 +181,7 @@ pub(crate) fn bind(dev: &RrxeDev, who: Owner, bd: &Bind) -> Result<(), MemError>
     if access & !SUPPORTED != 0 {
         return Err(MemError::Access);
     }
-    let zero_based = access & b::ib_access_flags_IB_ZERO_BASED != 0;
+    let zero_based = access & AccessFlags::ZERO_BASED.bits() != 0;
     let old = {
         let mut st = mw.st.lock();
         if st.rkey != mw_rkey {

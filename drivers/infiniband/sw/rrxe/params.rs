@@ -4,8 +4,10 @@
 //!
 //! Every limit is at least the C rxe driver's, so that what runs on rxe runs on rrxe.
 
-use crate::bindings as b;
-use crate::ext::rdma::device::{DeviceAttr, PortAttr};
+use crate::ext::rdma::{
+    device::{DeviceAttr, PortAttr},
+    types::{DeviceCapFlags, KernelCapFlags, Mtu, PortCapFlags, ATOMIC_HCA, WIDTH_1X},
+};
 
 /// IBTA vendor id: none assigned (as rxe).
 const VENDOR_ID: u32 = 0xff_ffff;
@@ -78,30 +80,30 @@ const fn count(min: u32, max: u32) -> i32 {
 
 /// Fills the device attributes.
 pub(crate) fn device_attr(attr: &mut DeviceAttr, sys_image_guid: [u8; 8]) {
-    let cap = b::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
-        | b::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR
-        | b::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG
-        | b::ib_device_cap_flags_IB_DEVICE_CHANGE_PHY_PORT
-        | b::ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE
-        | b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
-        | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
-        | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-        | b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
-        | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
-        | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
-        | b::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL
-        | b::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT
-        | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B
-        | b::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE;
+    let cap = DeviceCapFlags::BAD_PKEY_CNTR
+        | DeviceCapFlags::BAD_QKEY_CNTR
+        | DeviceCapFlags::AUTO_PATH_MIG
+        | DeviceCapFlags::CHANGE_PHY_PORT
+        | DeviceCapFlags::UD_AV_PORT_ENFORCE
+        | DeviceCapFlags::PORT_ACTIVE_EVENT
+        | DeviceCapFlags::SYS_IMAGE_GUID
+        | DeviceCapFlags::RC_RNR_NAK_GEN
+        | DeviceCapFlags::SRQ_RESIZE
+        | DeviceCapFlags::MEM_MGT_EXTENSIONS
+        | DeviceCapFlags::MEM_WINDOW
+        | DeviceCapFlags::FLUSH_GLOBAL
+        | DeviceCapFlags::FLUSH_PERSISTENT
+        | DeviceCapFlags::MEM_WINDOW_TYPE_2B
+        | DeviceCapFlags::ATOMIC_WRITE;
     attr.vendor_id = VENDOR_ID;
     attr.sys_image_guid = u64::from_ne_bytes(sys_image_guid);
     attr.max_mr_size = u64::MAX;
     attr.page_size_cap = PAGE_SIZE_CAP;
     attr.max_qp = count(MIN_QPN, MAX_QPN);
     attr.max_qp_wr = MAX_QP_WR as i32;
-    attr.device_cap_flags = cap as u64;
+    attr.device_cap_flags = cap.bits();
     // `rdma link delete` needs the device to allow unregistration from userspace.
-    attr.kernel_cap_flags = b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;
+    attr.kernel_cap_flags = KernelCapFlags::ALLOW_USER_UNREG.bits();
     attr.max_send_sge = MAX_SGE as i32;
     attr.max_recv_sge = MAX_SGE as i32;
     attr.max_sge_rd = MAX_SGE as i32;
@@ -113,7 +115,7 @@ pub(crate) fn device_attr(attr: &mut DeviceAttr, sys_image_guid: [u8; 8]) {
     attr.max_qp_rd_atom = MAX_QP_RD_ATOM as i32;
     attr.max_res_rd_atom = MAX_RES_RD_ATOM as i32;
     attr.max_qp_init_rd_atom = MAX_QP_RD_ATOM as i32;
-    attr.atomic_cap = b::ib_atomic_cap_IB_ATOMIC_HCA;
+    attr.atomic_cap = ATOMIC_HCA;
     attr.max_mcast_grp = MAX_MCAST_GRP as i32;
     attr.max_mcast_qp_attach = MAX_MCAST_QP_ATTACH as i32;
     attr.max_total_mcast_qp_attach = MAX_TOTAL_MCAST_QP_ATTACH as i32;
@@ -128,24 +130,24 @@ pub(crate) fn device_attr(attr: &mut DeviceAttr, sys_image_guid: [u8; 8]) {
 
 /// The IB MTU enum for payloads that fit a netdev MTU of `netdev_mtu` bytes beside the
 /// RoCE headers, capped at 4096 (1500 gives 1024, 9000 gives 4096).
-pub(crate) fn ib_mtu_for_netdev(netdev_mtu: u32) -> b::ib_mtu {
+pub(crate) fn ib_mtu_for_netdev(netdev_mtu: u32) -> Mtu {
     match netdev_mtu.saturating_sub(MAX_HDR_LENGTH) {
-        4096.. => b::ib_mtu_IB_MTU_4096,
-        2048.. => b::ib_mtu_IB_MTU_2048,
-        1024.. => b::ib_mtu_IB_MTU_1024,
-        512.. => b::ib_mtu_IB_MTU_512,
-        _ => b::ib_mtu_IB_MTU_256,
+        4096.. => Mtu::Mtu4096,
+        2048.. => Mtu::Mtu2048,
+        1024.. => Mtu::Mtu1024,
+        512.. => Mtu::Mtu512,
+        _ => Mtu::Mtu256,
     }
 }
 
 /// Fills the port attributes that do not depend on the netdev's state.
 pub(crate) fn port_attr(attr: &mut PortAttr) {
-    attr.max_mtu = b::ib_mtu_IB_MTU_4096;
+    attr.max_mtu = Mtu::Mtu4096.raw();
     attr.gid_tbl_len = GID_TBL_LEN as i32;
-    attr.port_cap_flags = b::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+    attr.port_cap_flags = PortCapFlags::CM_SUP.bits();
     attr.max_msg_sz = MAX_MSG_SZ;
     attr.pkey_tbl_len = PKEY_TBL_LEN;
     attr.max_vl_num = 1;
-    attr.active_width = b::ib_port_width_IB_WIDTH_1X as u8;
+    attr.active_width = WIDTH_1X;
     attr.active_speed = 1;
 }

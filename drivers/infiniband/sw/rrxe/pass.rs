@@ -4,11 +4,13 @@
 //! [`crate::qp::QpShared::process`]).
 
 use crate::{
-    bindings as b,
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
-    ext::{net::device::NetDevice, rdma::device::Device},
+    ext::{
+        net::device::NetDevice,
+        rdma::{device::Device, types::QpState},
+    },
     qp::{Inner, QpShared},
 };
 
@@ -35,6 +37,6 @@ impl Pass<'_> {
 
     /// Whether the QP is in the error state.
     pub(crate) fn in_error(&self) -> bool {
-        self.inner.state == b::ib_qp_state_IB_QPS_ERR
+        self.inner.state == QpState::Err
     }
 }

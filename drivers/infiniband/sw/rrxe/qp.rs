@@ -8,7 +8,6 @@
 
 use crate::{
     ah::Ah,
-    bindings as b,
     device::RrxeDev,
     eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
@@ -20,8 +19,10 @@ use crate::{
             cq::CqRef,
             device::{Device, Registered},
             mmap::MmapEntry,
-            qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit},
+            qp::{copy_cap, transition_ok, QpAttr, QpAttrs, QpCap, QpInit, QpInitAttr},
             qp_event::QpEvents,
+            rxe_abi::{CreateQpResp, MmInfo, RECV_WQE_SIZE, SEND_WQE_SIZE},
+            types::{Flags, QpAttrMask, QpState, SigType},
             udata::Udata,
             wr::{RecvWrs, SendWrs},
         },
@@ -40,10 +41,7 @@ use crate::{
     tx::{self, Path},
     wqe,
 };
-use core::{
-    mem::size_of,
-    sync::atomic::{AtomicBool, AtomicU32, Ordering},
-};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -119,11 +117,10 @@ impl Drop for Qp {
 #[pin_data]
 pub(crate) struct QpShared {
     pub(crate) qpn: u32,
-    pub(crate) ib_type: u32,
     pub(crate) qp_type: QpType,
     pub(crate) signal_all: bool,
-    /// The state (`IB_QPS_*`), mirrored out of the lock for posting, which may run with
-    /// interrupts disabled.
+    /// The state (a [`QpState`]'s raw value), mirrored out of the lock for posting, which
+    /// may run with interrupts disabled.
     pub(crate) state: AtomicU32,
     /// The identity of the QP's PD.
     pub(crate) pd: crate::ext::rdma::mr::PdId,
@@ -177,8 +174,8 @@ crate::impl_has_timer! {
 
 /// What the QP lock protects.
 pub(crate) struct Inner {
-    /// Current state (`IB_QPS_*`).
-    pub(crate) state: u32,
+    /// Current state.
+    pub(crate) state: QpState,
     /// Attributes set by `modify_qp`.
     pub(crate) attr: QpAttrs,
     /// The primary path (RC and UC).
@@ -211,19 +208,13 @@ impl Inner {
     pub(crate) fn can_receive(&self) -> bool {
         matches!(
             self.state,
-            b::ib_qp_state_IB_QPS_RTR
-                | b::ib_qp_state_IB_QPS_RTS
-                | b::ib_qp_state_IB_QPS_SQD
-                | b::ib_qp_state_IB_QPS_SQE
+            QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe
         )
     }
 
     /// Whether the send side runs (RTS, or SQD finishing what it started).
     pub(crate) fn can_send(&self) -> bool {
-        matches!(
-            self.state,
-            b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_SQD
-        )
+        matches!(self.state, QpState::Rts | QpState::Sqd)
     }
 }
 
@@ -257,14 +248,10 @@ impl Qp {
         if init.create_flags() != 0 {
             return Err(eopnotsupp());
         }
-        let ib_type = init.qp_type();
-        match ib_type {
-            b::ib_qp_type_IB_QPT_RC | b::ib_qp_type_IB_QPT_UC | b::ib_qp_type_IB_QPT_UD => {}
-            b::ib_qp_type_IB_QPT_GSI if init.port_num() == 1 => {}
-            b::ib_qp_type_IB_QPT_GSI => return Err(EINVAL),
-            _ => return Err(eopnotsupp()),
+        let qp_type = QpType::from_u32(init.qp_type()).ok_or_else(eopnotsupp)?;
+        if qp_type == QpType::Gsi && init.port_num() != 1 {
+            return Err(EINVAL);
         }
-        let qp_type = QpType::from_u32(ib_type).ok_or(EINVAL)?;
         let (Some(send_cq), Some(recv_cq)) = (init.send_cq(), init.recv_cq()) else {
             return Err(EINVAL);
         };
@@ -277,7 +264,7 @@ impl Qp {
         let cap = init.cap();
         let sge_room =
             (cap.max_send_sge as usize * wqe::SGE_SIZE).max(cap.max_inline_data as usize);
-        let sq = FromClient::new(cap.max_send_wr, size_of::<b::rxe_send_wqe>() + sge_room)?;
+        let sq = FromClient::new(cap.max_send_wr, SEND_WQE_SIZE + sge_room)?;
         cap.max_send_wr = sq.capacity();
         cap.max_send_sge = (sge_room / wqe::SGE_SIZE) as u32;
         cap.max_inline_data = sge_room as u32;
@@ -286,7 +273,7 @@ impl Qp {
         } else {
             let rq = FromClient::new(
                 cap.max_recv_wr,
-                size_of::<b::rxe_recv_wqe>() + cap.max_recv_sge as usize * wqe::SGE_SIZE,
+                RECV_WQE_SIZE + cap.max_recv_sge as usize * wqe::SGE_SIZE,
             )?;
             cap.max_recv_wr = rq.capacity();
             Some(rq)
@@ -315,12 +302,12 @@ impl Qp {
         let (sq_mmap, sq_mi) = map(sq.mem(), udata)?;
         let (rq_mmap, rq_mi) = match rq.as_ref() {
             Some(rq) => map(rq.mem(), udata)?,
-            None => (None, b::mminfo::default()),
+            None => (None, MmInfo::default()),
         };
-        udata.write_response(&b::rxe_create_qp_resp { rq_mi, sq_mi })?;
+        udata.write_response(&CreateQpResp { rq_mi, sq_mi })?;
 
         let table = dev.data().qps().clone();
-        let (min, max) = if ib_type == b::ib_qp_type_IB_QPT_GSI {
+        let (min, max) = if qp_type == QpType::Gsi {
             (params::GSI_QPN, params::GSI_QPN)
         } else {
             (params::MIN_QPN, params::MAX_QPN)
@@ -342,9 +329,8 @@ impl Qp {
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn,
-                ib_type,
                 qp_type,
-                state: AtomicU32::new(b::ib_qp_state_IB_QPS_RESET),
+                state: AtomicU32::new(QpState::Reset.raw()),
                 signal_all: init.signal_all(),
                 pd: init.pd_id(),
                 ib_qp: init.ib_qp(),
@@ -361,7 +347,7 @@ impl Qp {
                 rnr_timer <- crate::new_timer!("rrxe:rnr"),
                 inner <- new_spinlock_bh!(
                     Inner {
-                        state: b::ib_qp_state_IB_QPS_RESET,
+                        state: QpState::Reset,
                         attr: QpAttrs::default(),
                         path,
                         cap,
@@ -398,13 +384,13 @@ impl Qp {
     }
 
     /// Applies the attributes selected by `mask`.
-    pub(crate) fn modify(&self, attr: &QpAttr, mask: u32) -> Result {
-        if mask & !STANDARD_BITS != 0 {
+    pub(crate) fn modify(&self, attr: &QpAttr, mask: QpAttrMask) -> Result {
+        if mask.bits() & !STANDARD_BITS != 0 {
             return Err(eopnotsupp());
         }
-        let set = |bit: u32| mask & bit != 0;
+        let set = |bit| mask.contains(bit);
         // Sleeping allocations first: the responder's read/atomic resources.
-        let res = if set(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+        let res = if set(QpAttrMask::MAX_DEST_RD_ATOMIC) {
             let n = usize::from(attr.max_dest_rd_atomic.max(1));
             let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
             for _ in 0..n {
@@ -414,7 +400,7 @@ impl Qp {
         } else {
             None
         };
-        let av = if set(b::ib_qp_attr_mask_IB_QP_AV) {
+        let av = if set(QpAttrMask::AV) {
             Some(AhAttrs::new(&attr.ah_attr).roce().ok_or(EINVAL)?)
         } else {
             None
@@ -423,17 +409,18 @@ impl Qp {
         let mut out = Outbox::default();
         {
             let mut inner = qp.inner.lock();
-            let cur = if set(b::ib_qp_attr_mask_IB_QP_CUR_STATE) {
-                attr.cur_qp_state
+            // States out of range fail as the IBTA table fails them.
+            let cur = if set(QpAttrMask::CUR_STATE) {
+                QpState::try_from(attr.cur_qp_state)?
             } else {
                 inner.state
             };
-            let next = if set(b::ib_qp_attr_mask_IB_QP_STATE) {
-                attr.qp_state
+            let next = if set(QpAttrMask::STATE) {
+                QpState::try_from(attr.qp_state)?
             } else {
                 cur
             };
-            if !transition_ok(cur, next, qp.ib_type, mask) {
+            if !transition_ok(cur, next, qp.qp_type as u32, mask) {
                 return Err(EINVAL);
             }
             check_attr(attr, mask)?;
@@ -446,27 +433,27 @@ impl Qp {
                 inner.eng.resp.res = res;
                 inner.eng.resp.res_next = 0;
             }
-            if set(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+            if set(QpAttrMask::SQ_PSN) {
                 let psn = Psn::new(attr.sq_psn);
                 inner.eng.psn = psn;
                 inner.eng.sent_end = psn;
                 inner.eng.comp = crate::proto::completer::CompState::new(psn);
             }
-            if set(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+            if set(QpAttrMask::RQ_PSN) {
                 inner.eng.resp.psn = Psn::new(attr.rq_psn);
             }
-            if set(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+            if set(QpAttrMask::RETRY_CNT) {
                 inner.eng.retry = RetryCounter::new(attr.retry_cnt);
             }
-            if set(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+            if set(QpAttrMask::RNR_RETRY) {
                 inner.eng.rnr = RetryCounter::new(attr.rnr_retry);
             }
             match next {
-                b::ib_qp_state_IB_QPS_ERR => {
+                QpState::Err => {
                     inner.state = cur;
                     inner.set_error(qp, &mut out);
                 }
-                b::ib_qp_state_IB_QPS_RESET => {
+                QpState::Reset => {
                     inner.state = next;
                     inner.discard();
                     let cons = inner.sq.consumer();
@@ -475,7 +462,7 @@ impl Qp {
                 }
                 _ => inner.state = next,
             }
-            qp.state.store(inner.state, Ordering::Release);
+            qp.state.store(inner.state.raw(), Ordering::Release);
         }
         qp.finish(out);
         // Work posted before the QP could send.
@@ -533,10 +520,8 @@ impl Qp {
     /// Posting send work needs RTS (or later: SQD, SQE, ERR, where it is flushed);
     /// `EINVAL` before.
     fn check_can_post_send(&self) -> Result {
-        match self.shared.state.load(Ordering::Acquire) {
-            b::ib_qp_state_IB_QPS_RESET
-            | b::ib_qp_state_IB_QPS_INIT
-            | b::ib_qp_state_IB_QPS_RTR => Err(EINVAL),
+        match QpState::try_from(self.shared.state.load(Ordering::Acquire)) {
+            Ok(QpState::Reset | QpState::Init | QpState::Rtr) => Err(EINVAL),
             _ => Ok(()),
         }
     }
@@ -558,20 +543,21 @@ impl Qp {
     }
 
     /// Reports the QP's attributes and creation attributes.
-    pub(crate) fn query(&self, attr: &mut QpAttr, init: &mut b::ib_qp_init_attr) -> Result {
+    pub(crate) fn query(&self, attr: &mut QpAttr, init: &mut QpInitAttr) -> Result {
         let qp = &self.shared;
         let inner = qp.inner.lock();
         *attr = inner.attr.get();
-        attr.qp_state = inner.state;
-        attr.cur_qp_state = inner.state;
+        attr.qp_state = inner.state.raw();
+        attr.cur_qp_state = inner.state.raw();
         attr.cap = copy_cap(&inner.cap);
         init.cap = copy_cap(&inner.cap);
-        init.qp_type = qp.ib_type;
+        init.qp_type = qp.qp_type as u32;
         init.sq_sig_type = if qp.signal_all {
-            b::ib_sig_type_IB_SIGNAL_ALL_WR
+            SigType::AllWr
         } else {
-            b::ib_sig_type_IB_SIGNAL_REQ_WR
-        };
+            SigType::ReqWr
+        }
+        .raw();
         init.port_num = 1;
         Ok(())
     }

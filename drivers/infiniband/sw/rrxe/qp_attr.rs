@@ -4,10 +4,16 @@
 
 use crate::{
     ah::check_av,
-    bindings as b,
-    ext::rdma::{ah::AhAttrs, qp::QpAttr},
+    ext::rdma::{
+        ah::AhAttrs,
+        qp::QpAttr,
+        types::{Flags, Mtu as IbMtu, QpAttrMask},
+    },
     params,
-    proto::{mtu::Mtu, verbs::Access},
+    proto::{
+        mtu::Mtu,
+        verbs::{Access, QpType},
+    },
     qp::{QpShared, GSI_QKEY},
 };
 use kernel::prelude::*;
@@ -37,7 +43,7 @@ impl Params {
         Params {
             mtu: Mtu::from_ib(a.path_mtu).unwrap_or(Mtu::Mtu1024),
             access: Access(a.qp_access_flags as u32),
-            qkey: if qp.ib_type == b::ib_qp_type_IB_QPT_GSI {
+            qkey: if qp.qp_type == QpType::Gsi {
                 GSI_QKEY
             } else {
                 a.qkey
@@ -70,25 +76,24 @@ impl Params {
 }
 
 /// Checks attribute values against the device's limits; `EINVAL` otherwise.
-pub(crate) fn check_attr(attr: &QpAttr, mask: u32) -> Result {
-    let set = |bit: u32| mask & bit != 0;
-    let ok = (!set(b::ib_qp_attr_mask_IB_QP_PORT) || attr.port_num == 1)
-        && (!set(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX) || attr.pkey_index < params::PKEY_TBL_LEN)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC)
+pub(crate) fn check_attr(attr: &QpAttr, mask: QpAttrMask) -> Result {
+    let set = |bit| mask.contains(bit);
+    let ok = (!set(QpAttrMask::PORT) || attr.port_num == 1)
+        && (!set(QpAttrMask::PKEY_INDEX) || attr.pkey_index < params::PKEY_TBL_LEN)
+        && (!set(QpAttrMask::MAX_QP_RD_ATOMIC)
             || u32::from(attr.max_rd_atomic) <= params::MAX_QP_RD_ATOM)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
+        && (!set(QpAttrMask::MAX_DEST_RD_ATOMIC)
             || u32::from(attr.max_dest_rd_atomic) <= params::MAX_QP_RD_ATOM)
-        && (!set(b::ib_qp_attr_mask_IB_QP_PATH_MTU)
-            || (b::ib_mtu_IB_MTU_256..=b::ib_mtu_IB_MTU_4096).contains(&attr.path_mtu))
-        && (!set(b::ib_qp_attr_mask_IB_QP_TIMEOUT) || attr.timeout <= MAX_TIMER)
-        && (!set(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) || attr.retry_cnt <= MAX_RETRY)
-        && (!set(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) || attr.rnr_retry <= MAX_RETRY)
-        && (!set(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) || attr.min_rnr_timer <= MAX_TIMER)
-        && (!set(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || attr.alt_port_num == 1);
+        && (!set(QpAttrMask::PATH_MTU) || IbMtu::try_from(attr.path_mtu).is_ok())
+        && (!set(QpAttrMask::TIMEOUT) || attr.timeout <= MAX_TIMER)
+        && (!set(QpAttrMask::RETRY_CNT) || attr.retry_cnt <= MAX_RETRY)
+        && (!set(QpAttrMask::RNR_RETRY) || attr.rnr_retry <= MAX_RETRY)
+        && (!set(QpAttrMask::MIN_RNR_TIMER) || attr.min_rnr_timer <= MAX_TIMER)
+        && (!set(QpAttrMask::ALT_PATH) || attr.alt_port_num == 1);
     if !ok {
         return Err(EINVAL);
     }
-    if set(b::ib_qp_attr_mask_IB_QP_AV) {
+    if set(QpAttrMask::AV) {
         check_av(&AhAttrs::new(&attr.ah_attr))?;
     }
     Ok(())

@@ -4,9 +4,9 @@
 //! queues (and a receive WQE the responder took from an SRQ) with `IB_WC_WR_FLUSH_ERR`.
 
 use crate::{
-    bindings as b,
     cq::Cqe,
     eng::Outbox,
+    ext::rdma::types::QpState,
     proto::verbs::{WcOpcode, WcStatus, WrOpcode},
     qp::{Inner, QpShared},
     queue::FromClient,
@@ -56,11 +56,11 @@ impl Inner {
     /// A QP with an SRQ then takes no more WQEs from it: the consumer learns it from the
     /// Last WQE Reached event (IBA 11.6.3.1, 10.3.1), which `ib_drain_qp` waits for.
     pub(crate) fn set_error(&mut self, qp: &QpShared, out: &mut Outbox) {
-        if self.state == b::ib_qp_state_IB_QPS_ERR {
+        if self.state == QpState::Err {
             return;
         }
-        self.state = b::ib_qp_state_IB_QPS_ERR;
-        qp.state.store(self.state, Ordering::Release);
+        self.state = QpState::Err;
+        qp.state.store(self.state.raw(), Ordering::Release);
         self.flush_all(qp, out);
         if qp.srq.is_some() {
             qp.events.last_wqe_reached();

@@ -9,18 +9,17 @@
 //! of a work queue) lives in a private copy; the other side is read from the shared page,
 //! where userspace can write anything, and is masked before use.
 
-use crate::{
-    bindings as b,
-    ext::rdma::{mmap::MmapEntry, shared::SharedMem, udata::Udata},
+use crate::ext::rdma::{
+    mmap::MmapEntry,
+    rxe_abi::{
+        queue_buf::{CONSUMER, DATA, INDEX_MASK, LOG2_ELEM_SIZE, PRODUCER},
+        MmInfo,
+    },
+    shared::SharedMem,
+    udata::Udata,
 };
-use core::mem::{offset_of, size_of};
+use core::mem::size_of;
 use kernel::{prelude::*, sync::Arc, types::FromBytes};
-
-const LOG2_ELEM_SIZE: usize = offset_of!(b::rxe_queue_buf, log2_elem_size);
-const INDEX_MASK: usize = offset_of!(b::rxe_queue_buf, index_mask);
-const PRODUCER: usize = offset_of!(b::rxe_queue_buf, producer_index);
-const CONSUMER: usize = offset_of!(b::rxe_queue_buf, consumer_index);
-const DATA: usize = size_of::<b::rxe_queue_buf>();
 
 /// Most slots of a queue (2^20, the device's largest queue plus one).
 const MAX_SLOTS: u32 = 1 << 21;
@@ -75,11 +74,8 @@ impl Ring {
 
 /// For a userspace object, makes a queue's memory mappable and says where (the `mminfo` of
 /// create and resize responses); nothing for kernel consumers.
-pub(crate) fn map(
-    mem: &Arc<SharedMem>,
-    udata: &Udata<'_>,
-) -> Result<(Option<MmapEntry>, b::mminfo)> {
-    let mut mi = b::mminfo::default();
+pub(crate) fn map(mem: &Arc<SharedMem>, udata: &Udata<'_>) -> Result<(Option<MmapEntry>, MmInfo)> {
+    let mut mi = MmInfo::default();
     if !udata.is_user() {
         return Ok((None, mi));
     }

@@ -6,11 +6,13 @@
 //! duplicate requests.
 
 use crate::{
-    bindings as b,
     counters::Counter,
     cq::Cqe,
     eng::{Reading, Receiving, ResKind, Resource, Writing},
-    ext::net::skb::SkBuff,
+    ext::{
+        net::skb::SkBuff,
+        rdma::types::{NetworkType, WcFlags},
+    },
     mem::{self, AtomicOp, MemError, MemRef},
     pass::Pass,
     proto::{
@@ -459,12 +461,13 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
         sgl::write(d, qp.owner(), r.wqe.data.sges(), 0, &grh.area).map_err(mem_err_local)?;
         r.offset = UD_GRH_LEN;
-        wc.wc_flags |= b::ib_wc_flags_IB_WC_GRH;
+        wc.wc_flags |= WcFlags::GRH.bits();
         wc.network_hdr_type = if grh.ipv4 {
-            b::rdma_network_type_RDMA_NETWORK_IPV4 as u8
+            NetworkType::Ipv4
         } else {
-            b::rdma_network_type_RDMA_NETWORK_IPV6 as u8
-        };
+            NetworkType::Ipv6
+        }
+        .raw() as u8;
         wc.sl = grh.roce_pkt_type();
         wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
     }
@@ -625,7 +628,7 @@ fn finish_message(p: &mut Pass<'_>, pkt: &Packet<'_>, mut wc: Cqe) -> Result<(),
     if op.has_immediate() {
         if let Some(imm) = pkt.hdr.immdt {
             wc.ex = imm.imm.to_be();
-            wc.wc_flags |= b::ib_wc_flags_IB_WC_WITH_IMM;
+            wc.wc_flags |= WcFlags::WITH_IMM.bits();
         }
     }
     if op.has_invalidate() {
@@ -633,7 +636,7 @@ fn finish_message(p: &mut Pass<'_>, pkt: &Packet<'_>, mut wc: Cqe) -> Result<(),
             mem::invalidate(p.dev.data(), ieth.rkey, p.qp.owner())
                 .map_err(|_| RespError::InvalidateRkey)?;
             wc.ex = ieth.rkey;
-            wc.wc_flags |= b::ib_wc_flags_IB_WC_WITH_INVALIDATE;
+            wc.wc_flags |= WcFlags::WITH_INVALIDATE.bits();
         }
     }
     if op.is_end() && !p.qp.qp_type.is_datagram() {

@@ -4,13 +4,14 @@
 //! its consumer is told to post more.
 
 use crate::{
-    bindings as b,
     device::RrxeDev,
     ext::{
         error::eopnotsupp,
         rdma::{
             device::{Device, SrqAttr},
             mmap::MmapEntry,
+            rxe_abi::{CreateSrqResp, MmInfo, ModifySrqCmd, RECV_WQE_SIZE},
+            types::{SrqAttrMask, SrqType},
             udata::Udata,
         },
         sync::SpinLockIrq,
@@ -23,7 +24,6 @@ use crate::{
     ext::rdma::{event::SrqEvents, wr::RecvWrs},
     wqe::{self, read_recv, write_recv, RecvWqe, WqeError},
 };
-use core::mem::size_of;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -102,11 +102,8 @@ fn new_queue(
     max_wr: u32,
     max_sge: u32,
     udata: &Udata<'_>,
-) -> Result<(FromClient, Option<MmapEntry>, b::mminfo)> {
-    let rq = FromClient::new(
-        max_wr,
-        size_of::<b::rxe_recv_wqe>() + max_sge as usize * wqe::SGE_SIZE,
-    )?;
+) -> Result<(FromClient, Option<MmapEntry>, MmInfo)> {
+    let rq = FromClient::new(max_wr, RECV_WQE_SIZE + max_sge as usize * wqe::SGE_SIZE)?;
     let (mmap, mi) = map(rq.mem(), udata)?;
     Ok((rq, mmap, mi))
 }
@@ -128,7 +125,7 @@ impl Srq {
         srq_type: u32,
         udata: &mut Udata<'_>,
     ) -> Result<Self> {
-        if srq_type != b::ib_srq_type_IB_SRQT_BASIC {
+        if srq_type != SrqType::Basic.raw() {
             return Err(eopnotsupp());
         }
         let max_wr = check_max_wr(attr.max_wr)?;
@@ -169,7 +166,7 @@ impl Srq {
             mmap,
             kernel: !udata.is_user(),
         };
-        udata.write_response(&b::rxe_create_srq_resp {
+        udata.write_response(&CreateSrqResp {
             mi,
             srq_num: num,
             reserved: 0,
@@ -179,19 +176,15 @@ impl Srq {
 
     /// Resizes (`IB_SRQ_MAX_WR`, keeping posted WQEs) and/or sets the limit (`IB_SRQ_LIMIT`).
     pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, udata: &mut Udata<'_>) -> Result {
-        let known = b::ib_srq_attr_mask_IB_SRQ_MAX_WR | b::ib_srq_attr_mask_IB_SRQ_LIMIT;
+        let known = SrqAttrMask::MAX_WR.bits() | SrqAttrMask::LIMIT.bits();
         if mask & !known != 0 {
             return Err(EINVAL);
         }
-        if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+        if mask & SrqAttrMask::MAX_WR.bits() != 0 {
             let max_wr = check_max_wr(attr.max_wr)?;
             // The new queue's mapping goes where the command says (rxe ABI).
             let mi_addr = if udata.is_user() {
-                Some(
-                    udata
-                        .read_command::<b::rxe_modify_srq_cmd>()?
-                        .mmap_info_addr,
-                )
+                Some(udata.read_command::<ModifySrqCmd>()?.mmap_info_addr)
             } else {
                 None
             };
@@ -234,7 +227,7 @@ impl Srq {
             // Freed outside the lock: removing a mapping and freeing memory may sleep.
             drop(old);
         }
-        if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
+        if mask & SrqAttrMask::LIMIT.bits() != 0 {
             let mut inner = self.shared.inner.lock();
             if attr.srq_limit > inner.rq.capacity() {
                 return Err(EINVAL);

@@ -5,7 +5,6 @@
 
 use crate::{
     ah::Ah,
-    bindings as b,
     counters::{Counter, Counters},
     cq::Cq,
     device::{RrxeDev, PORT},
@@ -14,8 +13,12 @@ use crate::{
         device::{CqInitAttr, Device, DeviceAttr, DeviceOps, PortAttr, PortImmutable, SrqAttr},
         event::SrqEvents,
         mr::{KernelMem, PdId, SgMap},
-        qp::{QpAttr, QpInit},
+        qp::{QpAttr, QpInit, QpInitAttr},
         stats::HwStats,
+        types::{
+            CqNotifyFlags, Mtu, PortPhysState, PortState, QpAttrMask, CORE_PORT_IBA_ROCE_UDP_ENCAP,
+            DRIVER_ID_RXE, MGMT_MAD_SIZE,
+        },
         udata::Udata,
         wr::{RecvWrs, SendWrs, WcArray},
     },
@@ -38,7 +41,7 @@ pub(crate) struct UserContext;
 
 #[vtable]
 impl DeviceOps for RrxeDev {
-    const DRIVER_ID: u32 = b::rdma_driver_id_RDMA_DRIVER_RXE;
+    const DRIVER_ID: u32 = DRIVER_ID_RXE;
     const UVERBS_ABI_VER: u32 = UVERBS_ABI_VERSION;
 
     type Ucontext = UserContext;
@@ -70,23 +73,24 @@ impl DeviceOps for RrxeDev {
         attr.qkey_viol_cntr = data.counters().get(Counter::RcvdBadQkey).min(0xffff) as u32;
         // Without a netdev (it is going away) the port is down, like a link without cable.
         let Some(ndev) = dev.netdev() else {
-            attr.state = b::ib_port_state_IB_PORT_DOWN;
-            attr.phys_state = b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8;
-            attr.active_mtu = b::ib_mtu_IB_MTU_256;
+            attr.state = PortState::Down.raw();
+            attr.phys_state = PortPhysState::Disabled.raw() as u8;
+            attr.active_mtu = Mtu::Mtu256.raw();
             return Ok(());
         };
         if ndev.is_running_with_carrier() {
-            attr.state = b::ib_port_state_IB_PORT_ACTIVE;
-            attr.phys_state = b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8;
+            attr.state = PortState::Active.raw();
+            attr.phys_state = PortPhysState::LinkUp.raw() as u8;
         } else {
-            attr.state = b::ib_port_state_IB_PORT_DOWN;
+            attr.state = PortState::Down.raw();
             attr.phys_state = if ndev.is_up() {
-                b::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as u8
+                PortPhysState::Polling
             } else {
-                b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8
-            };
+                PortPhysState::Disabled
+            }
+            .raw() as u8;
         }
-        attr.active_mtu = params::ib_mtu_for_netdev(ndev.mtu());
+        attr.active_mtu = params::ib_mtu_for_netdev(ndev.mtu()).raw();
         // The netdev may vanish meanwhile: keep the default speed then.
         if let Ok((speed, width)) = dev.eth_speed(port) {
             attr.active_speed = speed;
@@ -99,10 +103,10 @@ impl DeviceOps for RrxeDev {
         if port != PORT {
             return Err(EINVAL);
         }
-        imm.core_cap_flags = b::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+        imm.core_cap_flags = CORE_PORT_IBA_ROCE_UDP_ENCAP;
         imm.gid_tbl_len = params::GID_TBL_LEN as i32;
         imm.pkey_tbl_len = params::PKEY_TBL_LEN as i32;
-        imm.max_mad_size = b::IB_MGMT_MAD_SIZE;
+        imm.max_mad_size = MGMT_MAD_SIZE;
         Ok(())
     }
 
@@ -134,7 +138,7 @@ impl DeviceOps for RrxeDev {
         cq.resize(cqe, udata)
     }
 
-    fn req_notify_cq(cq: &Cq, flags: u32) -> Result<bool> {
+    fn req_notify_cq(cq: &Cq, flags: CqNotifyFlags) -> Result<bool> {
         cq.req_notify(flags)
     }
 
@@ -170,11 +174,11 @@ impl DeviceOps for RrxeDev {
         qp.doorbell()
     }
 
-    fn modify_qp(qp: &Qp, attr: &QpAttr, mask: u32, _udata: &mut Udata<'_>) -> Result {
+    fn modify_qp(qp: &Qp, attr: &QpAttr, mask: QpAttrMask, _udata: &mut Udata<'_>) -> Result {
         qp.modify(attr, mask)
     }
 
-    fn query_qp(qp: &Qp, attr: &mut QpAttr, init: &mut b::ib_qp_init_attr) -> Result {
+    fn query_qp(qp: &Qp, attr: &mut QpAttr, init: &mut QpInitAttr) -> Result {
         qp.query(attr, init)
     }
 

@@ -8,19 +8,18 @@
 //! inputs are read; the progress fields rxe keeps inside the WQE are kept privately.
 
 use crate::{
-    bindings as b,
     ext::rdma::{
         ah::RoceAv,
         mr::KernelMem,
-        rxe_abi::{RecvWqeRaw, SendWqeRaw},
+        rxe_abi::{self, RecvWqeRaw, SendWqeRaw},
         shared::SharedMem,
+        types::SendFlags,
         wr::{RecvWr, SendWr, WrSge},
     },
     params,
     proto::verbs::{WcStatus, WrOpcode},
     queue::{FromClient, Producer},
 };
-use core::mem::{offset_of, size_of};
 use kernel::prelude::*;
 
 /// Most SGEs a WQE may name.
@@ -28,20 +27,18 @@ pub(crate) const MAX_SGE: usize = params::MAX_SGE as usize;
 /// Bytes of inline data a send WQE may carry.
 pub(crate) const MAX_INLINE: usize = params::MAX_INLINE_DATA as usize;
 /// The size of one SGE (`struct rxe_sge`).
-pub(crate) const SGE_SIZE: usize = size_of::<b::rxe_sge>();
+pub(crate) const SGE_SIZE: usize = rxe_abi::SGE_SIZE;
 const _: () = assert!(MAX_INLINE == MAX_SGE * SGE_SIZE);
 /// Where the SGEs (or inline data) of a send WQE start.
-const SEND_SGE_OFF: usize =
-    offset_of!(b::rxe_send_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+const SEND_SGE_OFF: usize = off::SEND_SGES;
 /// Where the SGEs of a receive WQE start.
-const RECV_SGE_OFF: usize =
-    offset_of!(b::rxe_recv_wqe, dma) + offset_of!(b::rxe_dma_info, __bindgen_anon_1);
+const RECV_SGE_OFF: usize = off::RECV_SGES;
 
 /// `IB_SEND_*` flags.
-pub(crate) const SEND_FENCE: u32 = b::ib_send_flags_IB_SEND_FENCE as u32;
-pub(crate) const SEND_SIGNALED: u32 = b::ib_send_flags_IB_SEND_SIGNALED as u32;
-pub(crate) const SEND_SOLICITED: u32 = b::ib_send_flags_IB_SEND_SOLICITED as u32;
-pub(crate) const SEND_INLINE: u32 = b::ib_send_flags_IB_SEND_INLINE as u32;
+pub(crate) const SEND_FENCE: u32 = SendFlags::FENCE.bits();
+pub(crate) const SEND_SIGNALED: u32 = SendFlags::SIGNALED.bits();
+pub(crate) const SEND_SOLICITED: u32 = SendFlags::SOLICITED.bits();
+pub(crate) const SEND_INLINE: u32 = SendFlags::INLINE.bits();
 
 /// One scatter/gather element.
 #[derive(Clone, Copy, Default, Debug)]
@@ -220,7 +217,7 @@ fn read_sges(q: &FromClient, index: u32, off: usize, n: usize) -> Result<Data, W
     let mut sges = [Sge::default(); MAX_SGE];
     let mut total = 0u64;
     for (i, s) in sges.iter_mut().take(n).enumerate() {
-        let raw: b::rxe_sge = q
+        let raw: rxe_abi::Sge = q
             .read_obj_at(index, off + i * SGE_SIZE)
             .map_err(|_| WqeError::Length)?;
         *s = Sge {
@@ -387,51 +384,8 @@ pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError>
     })
 }
 
-/// Offsets of the fields of send and receive WQEs (the one place that knows them).
-pub(crate) mod off {
-    use crate::bindings as b;
-    use core::mem::offset_of;
-
-    const WR: usize = offset_of!(b::rxe_send_wqe, wr);
-    pub(crate) const WR_ID: usize = WR + offset_of!(b::rxe_send_wr, wr_id);
-    pub(crate) const OPCODE: usize = WR + offset_of!(b::rxe_send_wr, opcode);
-    pub(super) const FLAGS: usize = WR + offset_of!(b::rxe_send_wr, send_flags);
-    pub(super) const EX: usize = WR + offset_of!(b::rxe_send_wr, ex);
-    /// The union of operation fields.
-    pub(super) const U: usize = WR + offset_of!(b::rxe_send_wr, wr);
-    const DMA: usize = offset_of!(b::rxe_send_wqe, dma);
-    pub(super) const DMA_LEN: usize = DMA + offset_of!(b::rxe_dma_info, length);
-    pub(super) const DMA_NUM_SGE: usize = DMA + offset_of!(b::rxe_dma_info, num_sge);
-    const RDMA: usize = offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_2, rkey);
-    pub(super) const RDMA_RKEY: usize = U + RDMA;
-    pub(super) const ATOMIC_COMPARE: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, compare_add);
-    pub(super) const ATOMIC_SWAP: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, swap);
-    pub(super) const ATOMIC_RKEY: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_3, rkey);
-    pub(super) const UD_QPN: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, remote_qpn);
-    pub(super) const UD_QKEY: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, remote_qkey);
-    pub(super) const UD_AH: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, ah_num);
-    pub(super) const UD_AV: usize = U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_4, av);
-    pub(super) const MW_ADDR: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, addr);
-    pub(super) const MW_MR_LKEY: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, mr_lkey);
-    pub(super) const MW_RKEY: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, rkey);
-    pub(super) const MW_ACCESS: usize =
-        U + offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_5, access);
-    const RDMA_ADDR: usize = offset_of!(b::rxe_send_wr__bindgen_ty_2__bindgen_ty_2, remote_addr);
-    pub(super) const REMOTE_ADDR: usize = U + RDMA_ADDR;
-    const RECV_DMA: usize = offset_of!(b::rxe_recv_wqe, dma);
-    pub(crate) const RECV_WR_ID: usize = offset_of!(b::rxe_recv_wqe, wr_id);
-    pub(super) const RECV_NUM_SGE: usize = RECV_DMA + offset_of!(b::rxe_dma_info, num_sge);
-    pub(super) const RECV_LEN: usize = RECV_DMA + offset_of!(b::rxe_dma_info, length);
-}
+/// Offsets of the fields of send and receive WQEs.
+pub(crate) use rxe_abi::wqe_off as off;
 
 /// Writes SGEs at `at` of an element.
 fn put_sges(mem: &SharedMem, at: usize, sges: &[WrSge]) -> Result {
@@ -478,7 +432,7 @@ fn get_av(q: &FromClient, index: u32) -> Result<RoceAv, WqeError> {
 
 /// Bytes [`put_av`] uses (within `struct rxe_av`).
 const AV_LEN: usize = 44;
-const _: () = assert!(AV_LEN <= size_of::<b::rxe_av>());
+const _: () = assert!(AV_LEN <= rxe_abi::AV_SIZE);
 
 /// Posts a kernel consumer's send request at the producer index of `q` (the caller
 /// publishes it with `produce`). `max_sge`/`max_inline`: the QP's capacities; `av`: the
@@ -505,15 +459,14 @@ pub(crate) fn write_send(
         w32(off::OPCODE, wr.opcode)?;
         w32(off::FLAGS, wr.send_flags)?;
         w32(off::EX, wr.ex)?;
-        match wr.opcode {
-            b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
-            | b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+        match WrOpcode::from_u32(wr.opcode) {
+            Some(WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd) => {
                 w64(off::REMOTE_ADDR, wr.remote_addr)?;
                 w64(off::ATOMIC_COMPARE, wr.compare_add)?;
                 w64(off::ATOMIC_SWAP, wr.swap)?;
                 w32(off::ATOMIC_RKEY, wr.rkey)?;
             }
-            b::ib_wr_opcode_IB_WR_REG_MR => {
+            Some(WrOpcode::RegMr) => {
                 w64(off::MW_ADDR, wr.reg_iova)?;
                 w32(off::MW_MR_LKEY, wr.reg_lkey)?;
                 w32(off::MW_RKEY, wr.reg_key)?;

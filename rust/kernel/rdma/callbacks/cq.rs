@@ -8,6 +8,7 @@ use crate::ext::rdma::{
     device::Device,
     object::CoreObj,
     ops::DeviceOps,
+    types::CqNotifyFlags,
     udata::Udata,
     wr::WcArray,
 };
@@ -98,7 +99,7 @@ impl<T: DeviceOps> Device<T> {
         from_result(|| {
             // SAFETY: A CQ of ours, initialised.
             let data = unsafe { &CoreCq::<T>::data(cq).data };
-            Ok(T::req_notify_cq(data, flags)? as ffi::c_int)
+            Ok(T::req_notify_cq(data, CqNotifyFlags::from_bits(flags))? as ffi::c_int)
         })
     }
 

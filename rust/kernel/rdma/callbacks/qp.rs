@@ -9,6 +9,7 @@ use crate::ext::rdma::{
     ops::DeviceOps,
     qp::QpInit,
     qp_event::{QpEvents, QpObj},
+    types::QpAttrMask,
     udata::Udata,
     wr::{RecvWrs, SendWrs},
 };
@@ -190,7 +191,7 @@ impl<T: DeviceOps> Device<T> {
                     Udata::from_raw(udata),
                 )
             };
-            T::modify_qp(data, attr, mask as u32, &mut udata)?;
+            T::modify_qp(data, attr, QpAttrMask::from_bits(mask as u32), &mut udata)?;
             Ok(0)
         })
     }
