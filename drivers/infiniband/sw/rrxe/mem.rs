@@ -10,21 +10,16 @@
 
 use crate::{
     device::RrxeDev,
-    ext::rdma::mr::PdId,
     mr::{self, Mapping, MrMem, MrShared, Window},
     mw::{self, Via},
     proto::verbs::Access,
 };
 use kernel::sync::Arc;
 
-pub(crate) use crate::{ext::rdma::mr::AtomicOp, mr::MemError};
-
-/// Who is asking: a QP's PD and number, for key checks.
-#[derive(Clone, Copy)]
-pub(crate) struct Owner {
-    pub(crate) pd: PdId,
-    pub(crate) qpn: u32,
-}
+pub(crate) use crate::{
+    ext::rdma::mr::AtomicOp,
+    mr::{MemError, Owner},
+};
 
 /// A checked reference to memory: copies and atomics within the range [`resolve`] checked
 /// (or, for long messages, the whole window it found).

@@ -65,6 +65,13 @@ const SUPPORTED_MR: u32 = REMOTE
     | AccessFlags::FLUSH_PERSISTENT.bits()
     | AccessFlags::OPTIONAL.bits();
 
+/// Who is asking: a QP's PD and number, for key checks.
+#[derive(Clone, Copy)]
+pub(crate) struct Owner {
+    pub(crate) pd: PdId,
+    pub(crate) qpn: u32,
+}
+
 /// Why memory named by a key cannot be used.
 ///
 /// Intended mapping by the engine: for local keys (SGEs of a WQE) `Range` on a receive
