@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The report of `make bench`: reads the guest's BENCH records (tools/bench/guest/
+perf-matrix.sh) from a serial log, prints the table and writes the JSON.
+
+Usage: report.py LOG JSON [KEY=VALUE...]
+
+tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a copy of the
+JSON; stamp, reps, quick, timeout, vm_status, wall, load_start, load_end, host_nproc,
+perftest_pkg, qemu_version, git_rev, git_dirty, run_dir). A separate file, so that a saved
+log can be reported again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`):
+facts not given are reported as unknown."""
+import datetime, json, re, shutil, statistics, sys
+
+if len(sys.argv) < 3 or not all("=" in a for a in sys.argv[3:]):
+    sys.exit(__doc__)
+log, json_path = sys.argv[1:3]
+facts = dict(a.split("=", 1) for a in sys.argv[3:])
+latest = facts.get("latest")
+stamp = facts.get("stamp", "unknown")
+reps, quick = facts.get("reps", "?"), facts.get("quick", "0")
+timeout, vm_status, wall = (int(facts.get(k, 0)) for k in ("timeout", "vm_status", "wall"))
+load_start, load_end = facts.get("load_start", "?"), facts.get("load_end", "?")
+host_nproc = int(facts.get("host_nproc", 0))
+perftest_pkg, qemu_version = facts.get("perftest_pkg", "unknown"), facts.get("qemu_version", "unknown")
+git_rev, git_dirty = facts.get("git_rev", "unknown"), int(facts.get("git_dirty") or 0)
+run_dir = facts.get("run_dir")
+PROVIDERS = ("rxe", "rrxe")
+TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
+         "ib_send_lat", "ib_write_lat", "ib_read_lat")
+NUMERIC = ("bw_avg", "bw_peak", "msgrate", "t_min", "t_max", "t_typical", "t_avg",
+           "t_p99", "iters", "tries", "secs")
+TEXT = ("status", "error", "side")
+# printk timestamp, then the record: kmsg records are whole lines even when some other
+# output was cut short before them.
+rec_re = re.compile(r"\[\s*\d+\.\d+\] (BENCH(?:-[A-Z]+)?)(?: (.*))?$")
+
+meta, notes, datapath = {}, [], {}
+samples = {}
+malformed, done = 0, None
+with open(log, "rb") as f:
+    for raw in f:
+        m = rec_re.search(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        if not m:
+            continue
+        kind, rest = m.group(1), m.group(2) or ""
+        if kind == "BENCH-META":
+            key, _, val = rest.partition(" ")
+            if key == "datapath":
+                p, _, v = val.partition(" ")
+                datapath[p] = v == "yes"
+            else:
+                meta[key] = val
+        elif kind == "BENCH-NOTE":
+            p, _, text = rest.partition(" ")
+            notes.append({"provider": p, "note": text})
+        elif kind == "BENCH-DONE":
+            done = rest
+        elif kind == "BENCH":
+            parts = rest.split(" ", 5)
+            try:
+                p, test, size, rep, metric, value = parts
+                size, rep = int(size), int(rep)
+                if p not in PROVIDERS or test not in TESTS or metric not in NUMERIC + TEXT:
+                    raise ValueError
+                if metric in NUMERIC:
+                    value = float(value)
+            except ValueError:
+                malformed += 1
+                continue
+            s = samples.setdefault((p, test, size, rep), {
+                "provider": p, "test": test, "size": size, "rep": rep, "metrics": {}})
+            if metric in NUMERIC:
+                s["metrics"][metric] = value
+            else:
+                s[metric] = value
+        else:
+            malformed += 1
+
+if not samples:
+    print(f"bench: no results in {log}; nothing written")
+    sys.exit(1)
+if reps == "?":  # a saved log: the guest said it
+    reps = meta.get("reps", "?")
+
+# Higher is better for bandwidth and message rate, lower for latency.
+def lower_better(metric):
+    return metric.startswith("t_") or metric == "secs"
+
+results = []
+groups = {}
+for s in samples.values():
+    groups.setdefault((s["test"], s["size"]), []).append(s)
+for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
+    metrics = sorted({m for s in ss for m in s["metrics"]})
+    for metric in metrics:
+        r = {"test": test, "size": size, "metric": metric,
+             "better": "lower" if lower_better(metric) else "higher"}
+        for p in PROVIDERS:
+            mine = [s for s in ss if s["provider"] == p]
+            if not mine:
+                continue
+            vals = [s["metrics"][metric] for s in mine
+                    if s.get("status") == "ok" and metric in s["metrics"]]
+            fails = {}
+            for s in mine:
+                st = s.get("status", "missing")
+                if st != "ok":
+                    fails[st] = fails.get(st, 0) + 1
+            r[p] = {"n": len(mine), "ok": len(vals), "failed": fails,
+                    "median": statistics.median(vals) if vals else None,
+                    "min": min(vals) if vals else None, "max": max(vals) if vals else None}
+        a, b = (r.get(p, {}).get("median") for p in PROVIDERS)
+        r["ratio"] = None
+        if a and b:
+            r["ratio"] = a / b if lower_better(metric) else b / a
+        results.append(r)
+
+# The table: one metric per test and size (two for latency).
+def shown(test, size):
+    if test == "ib_atomic_bw":
+        return [("msgrate", "Kops/s", 1000)]
+    if test.endswith("_lat"):
+        return [("t_typical", "us typ", 1), ("t_min", "us min", 1)]
+    if size < 4096:  # perftest's MB/s has two decimals: the message rate says more
+        return [("msgrate", "Kmsg/s", 1000)]
+    return [("bw_avg", "MB/s", 1)]
+
+def num(v):
+    return f"{v:.4g}" if v < 1e5 else f"{v:.0f}"
+
+def human(size):
+    for unit, n in (("M", 1 << 20), ("K", 1 << 10)):
+        if size >= n and size % n == 0:
+            return f"{size // n}{unit}"
+    return str(size)
+
+def cell(c, scale):
+    if not c:
+        return "-"
+    if c["median"] is None:
+        return f"0/{c['n']} ok"
+    t = f"{num(c['median'] * scale)} [{num(c['min'] * scale)}..{num(c['max'] * scale)}]"
+    return t if c["ok"] == c["n"] else f"{t} {c['ok']}/{c['n']}"
+
+by_key = {(r["test"], r["size"], r["metric"]): r for r in results}
+have_rrxe = datapath.get("rrxe", False)
+print()
+print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
+      f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')},",
+      f"perftest {meta.get('perftest', '?')}")
+print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
+      "figures as hardware performance.")
+print(f"median of {reps} runs [min..max] (k/n: only k of n runs gave a result);",
+      "ratio > 1: rrxe better (bandwidth, rates: rrxe/rxe; latency: rxe/rrxe)")
+print(f"host load average {load_start} at the start, {load_end} at the end "
+      f"({host_nproc} host CPUs)")
+for n in notes:
+    print(f"note ({n['provider']}): {n['note']}")
+if "rrxe" not in datapath:
+    print("rrxe was not probed (the run ended before): only rxe was measured.")
+elif not have_rrxe:
+    print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
+print()
+fmt = "{:<13} {:>5} {:<7} {:<30} {:<30} {:>6}  {}"
+print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "failures"))
+for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
+    for metric, unit, scale in shown(test, size):
+        r = by_key.get((test, size, metric))
+        if r is None:  # every run failed: take the status from any metric row
+            r = {"test": test, "size": size}
+            for p in PROVIDERS:
+                mine = [s for s in ss if s["provider"] == p]
+                if mine:
+                    fails = {}
+                    for s in mine:
+                        st = s.get("status", "missing")
+                        fails[st] = fails.get(st, 0) + (st != "ok")
+                    r[p] = {"n": len(mine), "ok": 0, "failed": fails, "median": None}
+        failed = "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in r[p]["failed"].items() if v)
+                           for p in PROVIDERS if r.get(p) and any(r[p]["failed"].values()))
+        ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
+        print(fmt.format(test, human(size), unit, cell(r.get("rxe"), scale),
+                         cell(r.get("rrxe"), scale), ratio, failed).rstrip())
+print()
+nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
+nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
+       for p in PROVIDERS}
+print(f"runs: rxe {nok['rxe']}/{nsamples['rxe']} ok, rrxe {nok['rrxe']}/{nsamples['rrxe']} ok;",
+      f"wall time {wall // 60} min {wall % 60} s;",
+      "guest " + (f"finished the matrix in {done} s" if done else "did NOT finish the matrix"))
+if malformed:
+    print(f"warning: {malformed} BENCH records in the serial log could not be read")
+
+doc = {
+    "schema": 1,
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    "timestamp": stamp,
+    "harness": {"kind": "QEMU TCG, one VM, loopback (server and client on one device)",
+                "vcpus": int(meta["vcpus"]) if meta.get("vcpus", "").isdigit() else None,
+                "mem_mb": int(meta["mem_mb"]) if meta.get("mem_mb", "").isdigit() else None,
+                "qemu": qemu_version, "host_cpus": host_nproc,
+                "host_loadavg_start": load_start, "host_loadavg_end": load_end,
+                "caveat": "TCG figures: compare rxe and rrxe, never quote"},
+    "kernel": meta.get("kernel"),
+    "perftest": {"version": meta.get("perftest"), "package": perftest_pkg},
+    "git": {"commit": git_rev, "dirty_files": git_dirty},
+    "reps": int(reps) if reps.isdigit() else None, "quick": quick == "1",
+    "vm_run": {"status": vm_status, "wall_s": wall, "timeout_s": timeout,
+               "log_dir": run_dir},
+    "complete": done is not None,
+    "datapath": datapath, "notes": notes, "malformed_records": malformed,
+    "guest_meta": meta,
+    "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
+    "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
+              "t_*": "usec", "secs": "wall seconds of the run, setup included",
+              "tries": "runs needed (perftest clock calibration failures are retried)"},
+    "samples": sorted(samples.values(), key=lambda s: (s["provider"], TESTS.index(s["test"]),
+                                                        s["size"], s["rep"])),
+    "results": results,
+}
+with open(json_path, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+if latest:
+    shutil.copyfile(json_path, latest)
+print(f"JSON: {json_path}" + (f" (and {latest})" if latest else ""))
+sys.exit(0 if nok["rxe"] else 1)
