@@ -36,6 +36,7 @@ TEXT = ("status", "error", "side")
 rec_re = re.compile(r"\[\s*\d+\.\d+\] (BENCH(?:-[A-Z]+)?)(?: (.*))?$")
 
 meta, notes, datapath = {}, [], {}
+order = []  # (rep, provider) in the order the guest ran them
 samples = {}
 malformed, done = 0, None
 with open(log, "rb") as f:
@@ -56,6 +57,12 @@ with open(log, "rb") as f:
             notes.append({"provider": p, "note": text})
         elif kind == "BENCH-DONE":
             done = rest
+        elif kind == "BENCH-ORDER":
+            r, _, p = rest.partition(" ")
+            if r.isdigit() and p in PROVIDERS:
+                order.append((int(r), p))
+            else:
+                malformed += 1
         elif kind == "BENCH":
             parts = rest.split(" ", 5)
             try:
@@ -83,6 +90,16 @@ if not samples:
 if reps == "?":  # a saved log: the guest said it
     reps = meta.get("reps", "?")
 
+# Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
+# a drift of the host's load hits both alike: check what the guest really did.
+firsts = []
+for r, p in order:
+    if len(firsts) < r:
+        firsts.append(p)
+both = {r for r, p in order if p == "rrxe"} & {r for r, p in order if p == "rxe"}
+firsts_both = [p for i, p in enumerate(firsts, 1) if i in both]
+alternates = all(a != b for a, b in zip(firsts_both, firsts_both[1:])) if both else None
+
 # Higher is better for bandwidth and message rate, lower for latency.
 def lower_better(metric):
     return metric.startswith("t_") or metric == "secs"
@@ -107,9 +124,12 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
                 st = s.get("status", "missing")
                 if st != "ok":
                     fails[st] = fails.get(st, 0) + 1
-            r[p] = {"n": len(mine), "ok": len(vals), "failed": fails,
-                    "median": statistics.median(vals) if vals else None,
-                    "min": min(vals) if vals else None, "max": max(vals) if vals else None}
+            med = statistics.median(vals) if vals else None
+            r[p] = {"n": len(mine), "ok": len(vals), "failed": fails, "median": med,
+                    "min": min(vals) if vals else None, "max": max(vals) if vals else None,
+                    # (max - min) / median, in percent: how far to trust the median
+                    "spread_pct": 100 * (max(vals) - min(vals)) / med if med else None,
+                    "values": vals}
         a, b = (r.get(p, {}).get("median") for p in PROVIDERS)
         r["ratio"] = None
         if a and b:
@@ -141,6 +161,8 @@ def cell(c, scale):
     if c["median"] is None:
         return f"0/{c['n']} ok"
     t = f"{num(c['median'] * scale)} [{num(c['min'] * scale)}..{num(c['max'] * scale)}]"
+    if c["spread_pct"] is not None:
+        t += f" {c['spread_pct']:.0f}%"
     return t if c["ok"] == c["n"] else f"{t} {c['ok']}/{c['n']}"
 
 by_key = {(r["test"], r["size"], r["metric"]): r for r in results}
@@ -151,8 +173,13 @@ print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
       f"perftest {meta.get('perftest', '?')}")
 print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
       "figures as hardware performance.")
-print(f"median of {reps} runs [min..max] (k/n: only k of n runs gave a result);",
-      "ratio > 1: rrxe better (bandwidth, rates: rrxe/rxe; latency: rxe/rrxe)")
+print(f"median of {reps} runs [min..max] and spread (max-min)/median in % (k/n: only k of n",
+      "runs gave a result); ratio of the medians > 1: rrxe better (bandwidth, rates: rrxe/rxe;",
+      "latency: rxe/rrxe)")
+if order:
+    print("order of the matrices by repetition:",
+          " | ".join(" ".join(p for r2, p in order if r2 == r) for r in sorted({r for r, _ in order})),
+          "" if alternates is not False else "- WARNING: the order did not alternate")
 print(f"host load average {load_start} at the start, {load_end} at the end "
       f"({host_nproc} host CPUs)")
 for n in notes:
@@ -162,7 +189,7 @@ if "rrxe" not in datapath:
 elif not have_rrxe:
     print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
 print()
-fmt = "{:<13} {:>5} {:<7} {:<30} {:<30} {:>6}  {}"
+fmt = "{:<13} {:>5} {:<7} {:<34} {:<34} {:>6}  {}"
 print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "failures"))
 for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
     for metric, unit, scale in shown(test, size):
@@ -193,7 +220,7 @@ if malformed:
     print(f"warning: {malformed} BENCH records in the serial log could not be read")
 
 doc = {
-    "schema": 1,
+    "schema": 2,
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     "timestamp": stamp,
     "harness": {"kind": "QEMU TCG, one VM, loopback (server and client on one device)",
@@ -210,6 +237,7 @@ doc = {
                "log_dir": run_dir},
     "complete": done is not None,
     "datapath": datapath, "notes": notes, "malformed_records": malformed,
+    "order": [{"rep": r, "provider": p} for r, p in order], "order_alternates": alternates,
     "guest_meta": meta,
     "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
     "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",

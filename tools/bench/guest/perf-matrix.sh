@@ -6,9 +6,11 @@
 # rrxe in the same boot. Repetitions alternate the order (rxe rrxe, rrxe rxe, ...) so
 # that drifting host load hits both providers alike.
 #
-# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS
+# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY]
 #   QUICK=1: the 64 KiB points only. BUDGET_SECS: tests that could not finish within it
-#   (from the script's start) are skipped, so the results always reach the host.
+#   (from the script's start) are skipped, so the results always reach the host. ONLY: an
+#   extended regular expression; only the points whose "TEST SIZE" (e.g. "ib_write_bw
+#   65536") it matches are run, for short runs while working on the bench itself.
 #
 # Results go to the kernel log (/dev/kmsg: printk lines are never split by other console
 # output), one record a line, read by the host from the serial log:
@@ -17,14 +19,16 @@
 #     numbers: bw_avg bw_peak (MB/s = MiB/s), msgrate (Mpps), t_min t_typical t_avg
 #     t_p99 t_max (usec), iters, tries, secs (wall time of the run)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
+#   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
 # Lines starting with "bench " are progress for humans.
 set -euo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
 
-reps=${1:-3}
+reps=${1:-5}
 quick=${2:-0}
 budget=${3:-3600}
+only=${4:-}
 start=$(date +%s)
 deadline=$((start + budget))
 test_to=${BENCH_TEST_TIMEOUT:-60} # seconds per perftest run (server and client)
@@ -165,6 +169,7 @@ measure() {
 	local p=$1 rep=$2 size=$4 iters=$5 try=1 summary c
 	TEST=$3
 	shift 5
+	[[ -z $only || "$TEST $size" =~ $only ]] || return 0
 	rec() { klog "BENCH $p $TEST $size $rep $*"; }
 	if [ "${usable[$p]}" != 1 ] || [ "$cur" != "$p" ]; then
 		rec status skipped
@@ -285,6 +290,7 @@ meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 meta reps "$reps"
 meta quick "$quick"
 meta budget "$budget"
+meta only "$only"
 meta datapath rxe yes
 probed=0
 for ((rep = 1; rep <= reps; rep++)); do
@@ -300,6 +306,7 @@ for ((rep = 1; rep <= reps; rep++)); do
 			note "$p" "switching to $p failed; the rest of $p's matrix is skipped"
 			continue
 		fi
+		klog "BENCH-ORDER $rep $p"
 		matrix "$p" "$rep"
 	done
 done
