@@ -29,7 +29,7 @@ PROVIDERS = ("rxe", "rrxe")
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
          "ib_send_lat", "ib_write_lat", "ib_read_lat")
 NUMERIC = ("bw_avg", "bw_peak", "msgrate", "t_min", "t_max", "t_typical", "t_avg",
-           "t_p99", "iters", "tries", "secs")
+           "t_p99", "iters", "tries", "secs", "msgs", "cpu_kern", "cpu_user", "cpu_idle")
 TEXT = ("status", "error", "side")
 # printk timestamp, then the record: kmsg records are whole lines even when some other
 # output was cut short before them.
@@ -90,6 +90,20 @@ if not samples:
 if reps == "?":  # a saved log: the guest said it
     reps = meta.get("reps", "?")
 
+# CPU cost of a bandwidth or message-rate run: the guest's kernel (system+irq+softirq) and
+# user CPU seconds while it lasted, per message and per GiB moved. perftest busy-polls, so
+# the user time is mostly polling and the kernel time is the driver's cost. The window
+# holds perftest's setup and teardown too, which weigh most in short runs.
+GIB = 1 << 30
+for s in samples.values():
+    m = s["metrics"]
+    if not s["test"].endswith("_bw") or not m.get("msgs") or "cpu_kern" not in m:
+        continue
+    nbytes = m["msgs"] * s["size"]
+    for k, src in (("kcpu", "cpu_kern"), ("ucpu", "cpu_user")):
+        m[f"{k}_us_msg"] = m[src] / m["msgs"] * 1e6
+        m[f"{k}_s_gib"] = m[src] / (nbytes / GIB)
+
 # Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
 # a drift of the host's load hits both alike: check what the guest really did.
 firsts = []
@@ -100,9 +114,9 @@ both = {r for r, p in order if p == "rrxe"} & {r for r, p in order if p == "rxe"
 firsts_both = [p for i, p in enumerate(firsts, 1) if i in both]
 alternates = all(a != b for a, b in zip(firsts_both, firsts_both[1:])) if both else None
 
-# Higher is better for bandwidth and message rate, lower for latency.
+# Higher is better for bandwidth and message rate, lower for latency and CPU cost.
 def lower_better(metric):
-    return metric.startswith("t_") or metric == "secs"
+    return metric.startswith(("t_", "cpu_", "kcpu_", "ucpu_")) or metric == "secs"
 
 results = []
 groups = {}
@@ -176,6 +190,9 @@ print("QEMU TCG on a shared host: compare the columns with each other, never quo
 print(f"median of {reps} runs [min..max] and spread (max-min)/median in % (k/n: only k of n",
       "runs gave a result); ratio of the medians > 1: rrxe better (bandwidth, rates: rrxe/rxe;",
       "latency: rxe/rrxe)")
+print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted (setup and",
+      "teardown included), median per message (us) and per GiB (s); perftest busy-polls, so its",
+      "user time is polling (in the JSON) and the kernel time is the driver's cost")
 if order:
     print("order of the matrices by repetition:",
           " | ".join(" ".join(p for r2, p in order if r2 == r) for r in sorted({r for r, _ in order})),
@@ -189,8 +206,20 @@ if "rrxe" not in datapath:
 elif not have_rrxe:
     print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
 print()
-fmt = "{:<13} {:>5} {:<7} {:<34} {:<34} {:>6}  {}"
-print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "failures"))
+fmt = "{:<13} {:>5} {:<7} {:<34} {:<34} {:>6} {:>8} {:>8} {:>8} {:>8}  {}"
+print(fmt.format("", "", "", "", "", "", "kernel CPU us/msg", "", "s/GiB", "", "").rstrip())
+print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "rxe", "rrxe", "rxe", "rrxe",
+                 "failures"))
+
+def cpu_cells(test, size):
+    out = []
+    for metric in ("kcpu_us_msg", "kcpu_s_gib"):
+        r = by_key.get((test, size, metric), {})
+        for p in PROVIDERS:
+            v = r.get(p, {}).get("median")
+            out.append("" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.3g}")
+    return out
+
 for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
     for metric, unit, scale in shown(test, size):
         r = by_key.get((test, size, metric))
@@ -207,8 +236,9 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
         failed = "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in r[p]["failed"].items() if v)
                            for p in PROVIDERS if r.get(p) and any(r[p]["failed"].values()))
         ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
+        cpu = cpu_cells(test, size) if test.endswith("_bw") else [""] * 4
         print(fmt.format(test, human(size), unit, cell(r.get("rxe"), scale),
-                         cell(r.get("rrxe"), scale), ratio, failed).rstrip())
+                         cell(r.get("rrxe"), scale), ratio, *cpu, failed).rstrip())
 print()
 nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
 nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
@@ -242,6 +272,12 @@ doc = {
     "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
     "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
               "t_*": "usec", "secs": "wall seconds of the run, setup included",
+              "msgs": "messages (bandwidth tests) or exchanges (latency tests) of the run",
+              "cpu_kern, cpu_user, cpu_idle": "CPU seconds of the guest (all vCPUs) while the "
+              "run lasted, setup and teardown included: system+irq+softirq, user+nice, "
+              "idle+iowait (/proc/stat)",
+              "kcpu_us_msg, ucpu_us_msg": "kernel, user CPU microseconds per message",
+              "kcpu_s_gib, ucpu_s_gib": "kernel, user CPU seconds per GiB moved",
               "tries": "runs needed (perftest clock calibration failures are retried)"},
     "samples": sorted(samples.values(), key=lambda s: (s["provider"], TESTS.index(s["test"]),
                                                         s["size"], s["rep"])),

@@ -17,7 +17,9 @@
 #   BENCH <provider> <test> <size> <rep> <metric> <value>
 #     metric status: ok | fail | timeout | skipped; error: text; side: client|server;
 #     numbers: bw_avg bw_peak (MB/s = MiB/s), msgrate (Mpps), t_min t_typical t_avg
-#     t_p99 t_max (usec), iters, tries, secs (wall time of the run)
+#     t_p99 t_max (usec), iters, tries, secs (wall time of the run), msgs (messages or
+#     exchanges moved), cpu_kern cpu_user cpu_idle (CPU seconds of the whole guest while
+#     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
 #   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
 # Lines starting with "bench " are progress for humans.
@@ -65,6 +67,21 @@ port=18515
 
 TEST= # the perftest binary of the current run
 
+# cpu_ticks: the aggregate "cpu" line of /proc/stat as C_KERN (system+irq+softirq),
+# C_USER (user+nice) and C_IDLE (idle+iowait), in USER_HZ ticks. perftest busy-polls its
+# completion queues, so its user time says little; the kernel time is the driver's work
+# (and the syscalls perftest makes into it). Global variables: no subshell per reading.
+cpu_ticks() {
+	local _cpu user nice system idle iowait irq softirq _rest
+	read -r _cpu user nice system idle iowait irq softirq _rest </proc/stat
+	C_KERN=$((system + irq + softirq)) C_USER=$((user + nice)) C_IDLE=$((idle + iowait))
+}
+
+# tick_secs TICKS: USER_HZ ticks as seconds (USER_HZ is 100 on x86, fixed by the ABI).
+tick_secs() {
+	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+}
+
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
 	{ grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
@@ -77,11 +94,15 @@ result_row() {
 }
 
 # pair SECS TEST ARGS...: server then client (127.0.0.1) on $dev, each under a time limit.
-# Sets P_ST (ok|fail|timeout), P_ERR, P_SECS; logs in /tmp/srv.log and /tmp/cli.log.
+# Sets P_ST (ok|fail|timeout), P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of
+# the guest from before the server started until both ended, setup and teardown of
+# perftest included); logs in /tmp/srv.log and /tmp/cli.log.
 pair() {
-	local secs=$1 t0 spid cst=0 sst=0 up=0
+	local secs=$1 t0 spid cst=0 sst=0 up=0 k0 u0 i0
 	shift
 	port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
+	cpu_ticks
+	k0=$C_KERN u0=$C_USER i0=$C_IDLE
 	t0=$EPOCHREALTIME
 	: >/tmp/cli.log
 	timeout -k 5 "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" >/tmp/srv.log 2>&1 &
@@ -99,6 +120,8 @@ pair() {
 		[ "$cst" = 0 ] || kill "$spid" 2>/dev/null || :
 	fi
 	wait "$spid" || sst=$?
+	cpu_ticks
+	P_KERN=$((C_KERN - k0)) P_USER=$((C_USER - u0)) P_IDLE=$((C_IDLE - i0))
 	P_SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 	# busybox timeout exits with 143, not 124, on expiry (as run_to, judge by the clock).
 	if [ "$sst" -ge 124 ] && [ "${P_SECS%.*}" -ge "$secs" ]; then
@@ -194,7 +217,11 @@ measure() {
 	done
 	rec secs "$P_SECS"
 	rec iters "$iters"
+	rec msgs "$iters"
 	rec tries "$try"
+	rec cpu_kern "$(tick_secs "$P_KERN")"
+	rec cpu_user "$(tick_secs "$P_USER")"
+	rec cpu_idle "$(tick_secs "$P_IDLE")"
 	read -r -a c <<<"$P_ROW"
 	if [ "$P_ST" = ok ] && [[ $TEST == *_bw ]]; then
 		# bytes iterations peak average msgrate
