@@ -180,6 +180,26 @@ def cell(c, scale):
     return t if c["ok"] == c["n"] else f"{t} {c['ok']}/{c['n']}"
 
 by_key = {(r["test"], r["size"], r["metric"]): r for r in results}
+
+# The physical limit: the guest's single-core memcpy bandwidth, and each provider's best
+# loopback ib_write_bw (median) from 64 KiB to 8 MiB as a share of it.
+def meta_num(key):
+    try:
+        return float(meta[key])
+    except (KeyError, ValueError):
+        return None
+
+memcpy = {"mibs": meta_num("memcpy_mibs"), "cached_mibs": meta_num("memcpy_cached_mibs"),
+          "pinned_cpu": meta.get("memcpy_pinned")}
+vs_memcpy = {}
+for p in PROVIDERS:
+    best = max(((r[p]["median"], r["size"]) for r in results
+                if r["test"] == "ib_write_bw" and r["metric"] == "bw_avg"
+                and 65536 <= r["size"] <= 8 << 20 and (r.get(p) or {}).get("median")),
+               default=None)
+    if best:
+        vs_memcpy[p] = {"best_mibs": best[0], "size": best[1],
+                        "pct": 100 * best[0] / memcpy["mibs"] if memcpy["mibs"] else None}
 have_rrxe = datapath.get("rrxe", False)
 print()
 print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
@@ -201,6 +221,14 @@ print(f"host load average {load_start} at the start, {load_end} at the end "
       f"({host_nproc} host CPUs)")
 for n in notes:
     print(f"note ({n['provider']}): {n['note']}")
+if memcpy["mibs"]:
+    pin = memcpy["pinned_cpu"]
+    print(f"memcpy, one core ({'pinned to CPU ' + pin if pin not in (None, 'no') else 'not pinned'}):",
+          f"{memcpy['mibs']:.0f} MiB/s with 64 MiB buffers, {memcpy['cached_mibs'] or 0:.0f}",
+          "MiB/s cache-resident (64 KiB)")
+    print("best loopback ib_write_bw from 64 KiB to 8 MiB (median) against it (goal >= 50 %):",
+          "; ".join(f"{p} {v['best_mibs']:.4g} MB/s at {human(v['size'])} = {v['pct']:.2f} %"
+                    for p, v in vs_memcpy.items()) or "no write results")
 if "rrxe" not in datapath:
     print("rrxe was not probed (the run ended before): only rxe was measured.")
 elif not have_rrxe:
@@ -268,6 +296,8 @@ doc = {
     "complete": done is not None,
     "datapath": datapath, "notes": notes, "malformed_records": malformed,
     "order": [{"rep": r, "provider": p} for r, p in order], "order_alternates": alternates,
+    "memcpy": memcpy,
+    "write_vs_memcpy": vs_memcpy,
     "guest_meta": meta,
     "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
     "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
@@ -278,6 +308,9 @@ doc = {
               "idle+iowait (/proc/stat)",
               "kcpu_us_msg, ucpu_us_msg": "kernel, user CPU microseconds per message",
               "kcpu_s_gib, ucpu_s_gib": "kernel, user CPU seconds per GiB moved",
+              "memcpy": "MiB/s, single core, best of 5 passes of 64 MiB",
+              "write_vs_memcpy": "best median ib_write_bw bw_avg from 64 KiB to 8 MiB; pct: "
+              "of memcpy.mibs",
               "tries": "runs needed (perftest clock calibration failures are retried)"},
     "samples": sorted(samples.values(), key=lambda s: (s["provider"], TESTS.index(s["test"]),
                                                         s["size"], s["rep"])),

@@ -22,6 +22,8 @@
 #     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
 #   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
+#   BENCH-META memcpy_mibs|memcpy_cached_mibs <MiB/s>, memcpy_pinned <cpu|no>: the
+#     single-core memcpy bandwidth (the "TEST SIZE" of ONLY is "memcpy 0")
 # Lines starting with "bench " are progress for humans.
 set -euo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -286,6 +288,28 @@ matrix() {
 	done
 }
 
+# memcpy_limit: single-core memcpy bandwidth in the guest (guest/src/memcpy-bw.c), the
+# physical limit that the loopback bandwidth is set against: a soft-RoCE write copies the
+# data at least once. Pinned to CPU 1 when taskset can (CPU 0 takes most interrupts),
+# else run plain; measured once per boot, before the matrix, on an idle guest.
+memcpy_limit() {
+	local pin=() cpu=no k v
+	[[ -z $only || "memcpy 0" =~ $only ]] || return 0
+	if taskset -c 1 true 2>/dev/null; then
+		pin=(taskset -c 1)
+		cpu=1
+	fi
+	if ! run_to 120 "${pin[@]}" /usr/libexec/rrxe/memcpy-bw >/tmp/memcpy.log 2>&1; then
+		note guest "memcpy-bw failed - $(tail -n 1 /tmp/memcpy.log)"
+		return 0
+	fi
+	while read -r k v; do
+		meta "$k" "$v"
+	done </tmp/memcpy.log
+	meta memcpy_pinned "$cpu"
+	say "memcpy one core (pinned $cpu) $(tr '\n' ' ' </tmp/memcpy.log)MiB/s"
+}
+
 # probe_rrxe: does rrxe move data at all? Sets usable[rrxe].
 probe_rrxe() {
 	if ! use_provider rrxe; then
@@ -319,6 +343,7 @@ meta quick "$quick"
 meta budget "$budget"
 meta only "$only"
 meta datapath rxe yes
+memcpy_limit
 probed=0
 for ((rep = 1; rep <= reps; rep++)); do
 	if [ $((rep % 2)) = 1 ]; then order="rxe rrxe"; else order="rrxe rxe"; fi
