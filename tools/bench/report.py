@@ -26,7 +26,10 @@ perftest_pkg, qemu_version = facts.get("perftest_pkg", "unknown"), facts.get("qe
 git_rev, git_dirty = facts.get("git_rev", "unknown"), int(facts.get("git_dirty") or 0)
 run_dir = facts.get("run_dir")
 PROVIDERS = ("rxe", "rrxe")
+# Test ids: the perftest program, or for the scaling rows the program with a variant:
+# -qN (N QPs in one process) or -Nflows (N server and client pairs at once, summed).
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
+         "ib_write_bw-q8", "ib_write_bw-q64", "ib_write_bw-2flows",
          "ib_send_lat", "ib_write_lat", "ib_read_lat")
 NUMERIC = ("bw_avg", "bw_peak", "msgrate", "t_min", "t_max", "t_typical", "t_avg",
            "t_p99", "iters", "tries", "secs", "msgs", "cpu_kern", "cpu_user", "cpu_idle")
@@ -68,16 +71,17 @@ with open(log, "rb") as f:
             try:
                 p, test, size, rep, metric, value = parts
                 size, rep = int(size), int(rep)
-                if p not in PROVIDERS or test not in TESTS or metric not in NUMERIC + TEXT:
+                numeric = metric in NUMERIC or re.fullmatch(r"bw_flow\d+", metric)
+                if p not in PROVIDERS or test not in TESTS or not (numeric or metric in TEXT):
                     raise ValueError
-                if metric in NUMERIC:
+                if numeric:
                     value = float(value)
             except ValueError:
                 malformed += 1
                 continue
             s = samples.setdefault((p, test, size, rep), {
                 "provider": p, "test": test, "size": size, "rep": rep, "metrics": {}})
-            if metric in NUMERIC:
+            if numeric:
                 s["metrics"][metric] = value
             else:
                 s[metric] = value
@@ -97,12 +101,19 @@ if reps == "?":  # a saved log: the guest said it
 GIB = 1 << 30
 for s in samples.values():
     m = s["metrics"]
-    if not s["test"].endswith("_bw") or not m.get("msgs") or "cpu_kern" not in m:
+    if not s["test"].split("-")[0].endswith("_bw") or not m.get("msgs") or "cpu_kern" not in m:
         continue
     nbytes = m["msgs"] * s["size"]
     for k, src in (("kcpu", "cpu_kern"), ("ucpu", "cpu_user")):
         m[f"{k}_us_msg"] = m[src] / m["msgs"] * 1e6
         m[f"{k}_s_gib"] = m[src] / (nbytes / GIB)
+
+# Per QP figures of the -qN rows.
+for s in samples.values():
+    q = re.search(r"-q(\d+)$", s["test"])
+    for k in ("bw_avg", "msgrate"):
+        if q and k in s["metrics"]:
+            s["metrics"][k + "_per_qp"] = s["metrics"][k] / int(q.group(1))
 
 # Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
 # a drift of the host's load hits both alike: check what the guest really did.
@@ -156,9 +167,10 @@ def shown(test, size):
         return [("msgrate", "Kops/s", 1000)]
     if test.endswith("_lat"):
         return [("t_typical", "us typ", 1), ("t_min", "us min", 1)]
+    per_qp = "-q" in test
     if size < 4096:  # perftest's MB/s has two decimals: the message rate says more
-        return [("msgrate", "Kmsg/s", 1000)]
-    return [("bw_avg", "MB/s", 1)]
+        return [("msgrate", "Kmsg/s", 1000)] + per_qp * [("msgrate_per_qp", "K/s/QP", 1000)]
+    return [("bw_avg", "MB/s", 1)] + per_qp * [("bw_avg_per_qp", "MB/s/QP", 1)]
 
 def num(v):
     return f"{v:.4g}" if v < 1e5 else f"{v:.0f}"
@@ -201,6 +213,20 @@ for p in PROVIDERS:
         vs_memcpy[p] = {"best_mibs": best[0], "size": best[1],
                         "pct": 100 * best[0] / memcpy["mibs"] if memcpy["mibs"] else None}
 have_rrxe = datapath.get("rrxe", False)
+
+# Scaling: each provider's median of the rows with more QPs or flows over its 1-QP row of
+# the same size, which moves as many messages (issue 17: two flows >= 1.6x on 2 vCPUs).
+SCALING = (("8 QPs 64 KiB", "ib_write_bw-q8", 65536, "bw_avg"),
+           ("64 QPs 64 KiB", "ib_write_bw-q64", 65536, "bw_avg"),
+           ("8 QPs 2 B", "ib_write_bw-q8", 2, "msgrate"),
+           ("2 flows 64 KiB", "ib_write_bw-2flows", 65536, "bw_avg"))
+scaling = {}
+for label, test, size, metric in SCALING:
+    for p in PROVIDERS:
+        a, b = ((by_key.get((t, size, metric)) or {}).get(p, {}).get("median")
+                for t in (test, "ib_write_bw"))
+        if a and b:
+            scaling.setdefault(p, {})[label] = a / b
 print()
 print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
       f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')},",
@@ -216,7 +242,7 @@ print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted 
 if order:
     print("order of the matrices by repetition:",
           " | ".join(" ".join(p for r2, p in order if r2 == r) for r in sorted({r for r, _ in order})),
-          "" if alternates is not False else "- WARNING: the order did not alternate")
+          *(["- WARNING: the order did not alternate"] if alternates is False else []))
 print(f"host load average {load_start} at the start, {load_end} at the end "
       f"({host_nproc} host CPUs)")
 for n in notes:
@@ -234,7 +260,7 @@ if "rrxe" not in datapath:
 elif not have_rrxe:
     print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
 print()
-fmt = "{:<13} {:>5} {:<7} {:<34} {:<34} {:>6} {:>8} {:>8} {:>8} {:>8}  {}"
+fmt = "{:<18} {:>5} {:<7} {:<34} {:<34} {:>6} {:>8} {:>8} {:>8} {:>8}  {}"
 print(fmt.format("", "", "", "", "", "", "kernel CPU us/msg", "", "s/GiB", "", "").rstrip())
 print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "rxe", "rrxe", "rxe", "rrxe",
                  "failures"))
@@ -264,10 +290,16 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
         failed = "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in r[p]["failed"].items() if v)
                            for p in PROVIDERS if r.get(p) and any(r[p]["failed"].values()))
         ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
-        cpu = cpu_cells(test, size) if test.endswith("_bw") else [""] * 4
+        cpu = cpu_cells(test, size) if metric in ("bw_avg", "msgrate") else [""] * 4
         print(fmt.format(test, human(size), unit, cell(r.get("rxe"), scale),
                          cell(r.get("rrxe"), scale), ratio, *cpu, failed).rstrip())
 print()
+if scaling:
+    print("scaling, ib_write_bw: median over the 1-QP, one-flow median with as many messages",
+          "(goal: 2 flows >= 1.6x one flow on 2 vCPUs)")
+    for p, v in scaling.items():
+        print(f"  {p:<5} " + "; ".join(f"{k} {x:.2f}x" for k, x in v.items()))
+    print()
 nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
 nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
        for p in PROVIDERS}
@@ -298,6 +330,7 @@ doc = {
     "order": [{"rep": r, "provider": p} for r, p in order], "order_alternates": alternates,
     "memcpy": memcpy,
     "write_vs_memcpy": vs_memcpy,
+    "scaling": scaling,
     "guest_meta": meta,
     "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
     "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
@@ -309,6 +342,10 @@ doc = {
               "kcpu_us_msg, ucpu_us_msg": "kernel, user CPU microseconds per message",
               "kcpu_s_gib, ucpu_s_gib": "kernel, user CPU seconds per GiB moved",
               "memcpy": "MiB/s, single core, best of 5 passes of 64 MiB",
+              "bw_flowN": "MiB/s of flow N of a -Nflows row (bw_avg, msgrate: their sums)",
+              "bw_avg_per_qp, msgrate_per_qp": "of a -qN row: bw_avg, msgrate over N",
+              "scaling": "per provider: median of the row over the median of ib_write_bw at "
+              "the same size (1 QP, one flow, as many messages)",
               "write_vs_memcpy": "best median ib_write_bw bw_avg from 64 KiB to 8 MiB; pct: "
               "of memcpy.mibs",
               "tries": "runs needed (perftest clock calibration failures are retried)"},
