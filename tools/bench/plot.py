@@ -90,7 +90,7 @@ def svg(doc):
         e.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}" '
                  f'stroke="#555"{style}/>')
         e.append(f'<text x="{LEFT + pw + 6}" y="{y + 4:.1f}">{label}</text>')
-    legend_y = TOP + 10
+    legend_y = TOP + ph - 18 * len(TESTS) - 40  # bottom right: below the labels at 1 and 2
     for test, color in TESTS:
         pts = data.get(test)
         if not pts:

@@ -98,9 +98,15 @@ if reps == "?":  # a saved log: the guest said it
 # user CPU seconds while it lasted, per message and per GiB moved. perftest busy-polls, so
 # the user time is mostly polling and the kernel time is the driver's cost. The window
 # holds perftest's setup and teardown too, which weigh most in short runs.
+# A TCG guest whose vCPU threads wait for a host CPU loses ticks: ticks_accounted_pct, the
+# ticks counted against wall time x vCPUs, says how much of the run the figures cover.
 GIB = 1 << 30
+vcpus = int(meta["vcpus"]) if meta.get("vcpus", "").isdigit() else None
 for s in samples.values():
     m = s["metrics"]
+    if vcpus and m.get("secs") and "cpu_kern" in m:
+        m["ticks_accounted_pct"] = 100 * (m["cpu_kern"] + m["cpu_user"] + m["cpu_idle"]) / (
+            m["secs"] * vcpus)
     if not s["test"].split("-")[0].endswith("_bw") or not m.get("msgs") or "cpu_kern" not in m:
         continue
     nbytes = m["msgs"] * s["size"]
@@ -339,6 +345,8 @@ doc = {
               "cpu_kern, cpu_user, cpu_idle": "CPU seconds of the guest (all vCPUs) while the "
               "run lasted, setup and teardown included: system+irq+softirq, user+nice, "
               "idle+iowait (/proc/stat)",
+              "ticks_accounted_pct": "CPU ticks counted (kernel+user+idle) over wall time x "
+              "vCPUs: below 100 when the host starved the guest's vCPUs of time",
               "kcpu_us_msg, ucpu_us_msg": "kernel, user CPU microseconds per message",
               "kcpu_s_gib, ucpu_s_gib": "kernel, user CPU seconds per GiB moved",
               "memcpy": "MiB/s, single core, best of 5 passes of 64 MiB",

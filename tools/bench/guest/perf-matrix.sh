@@ -86,7 +86,10 @@ tick_secs() {
 
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
-	{ grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
+	# perftest's "Failed status N" names the completion status; "Completion with error"
+	# before it does not.
+	{ grep -m 1 -E "Failed status" "$1" ||
+		grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
 		grep -v '^[ -]*$' "$1" | tail -n 1; } | tr -s ' \t' ' ' | cut -c 1-200 || :
 }
 
