@@ -22,7 +22,8 @@ reps, quick = facts.get("reps", "?"), facts.get("quick", "0")
 timeout, vm_status, wall = (int(facts.get(k, 0)) for k in ("timeout", "vm_status", "wall"))
 load_start, load_end = facts.get("load_start", "?"), facts.get("load_end", "?")
 host_nproc = int(facts.get("host_nproc", 0))
-perftest_pkg, qemu_version = facts.get("perftest_pkg", "unknown"), facts.get("qemu_version", "unknown")
+perftest_pkg = facts.get("perftest_pkg", "unknown")
+qemu_version = facts.get("qemu_version", "unknown")
 git_rev, git_dirty = facts.get("git_rev", "unknown"), int(facts.get("git_dirty") or 0)
 run_dir = facts.get("run_dir")
 PROVIDERS = ("rxe", "rrxe")
@@ -247,7 +248,8 @@ print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted 
       "user time is polling (in the JSON) and the kernel time is the driver's cost")
 if order:
     print("order of the matrices by repetition:",
-          " | ".join(" ".join(p for r2, p in order if r2 == r) for r in sorted({r for r, _ in order})),
+          " | ".join(" ".join(p for r2, p in order if r2 == r)
+                     for r in sorted({r for r, _ in order})),
           *(["- WARNING: the order did not alternate"] if alternates is False else []))
 print(f"host load average {load_start} at the start, {load_end} at the end "
       f"({host_nproc} host CPUs)")
@@ -255,7 +257,8 @@ for n in notes:
     print(f"note ({n['provider']}): {n['note']}")
 if memcpy["mibs"]:
     pin = memcpy["pinned_cpu"]
-    print(f"memcpy, one core ({'pinned to CPU ' + pin if pin not in (None, 'no') else 'not pinned'}):",
+    pin = f"pinned to CPU {pin}" if pin not in (None, "no") else "not pinned"
+    print(f"memcpy, one core ({pin}):",
           f"{memcpy['mibs']:.0f} MiB/s with 64 MiB buffers, {memcpy['cached_mibs'] or 0:.0f}",
           "MiB/s cache-resident (64 KiB)")
     print("best loopback ib_write_bw from 64 KiB to 8 MiB (median) against it (goal >= 50 %):",

@@ -7,10 +7,11 @@
 # that drifting host load hits both providers alike.
 #
 # Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY]
-#   QUICK=1: the 64 KiB points only (with their scaling rows). BUDGET_SECS: tests that could not finish within it
-#   (from the script's start) are skipped, so the results always reach the host. ONLY: an
-#   extended regular expression; only the points whose "TEST SIZE" (e.g. "ib_write_bw
-#   65536") it matches are run, for short runs while working on the bench itself.
+#   QUICK=1: the 64 KiB points only (with their scaling rows). BUDGET_SECS: tests that
+#   could not finish within it (from the script's start) are skipped, so the results
+#   always reach the host. ONLY: an extended regular expression; only the points whose
+#   "TEST SIZE" (e.g. "ib_write_bw 65536") it matches are run, for short runs while
+#   working on the bench itself.
 #
 # Results go to the kernel log (/dev/kmsg: printk lines are never split by other console
 # output), one record a line, read by the host from the serial log:
@@ -173,7 +174,8 @@ pair() {
 	elif [ "$cst" = 124 ]; then
 		P_ST=timeout P_ERR="no result from the client within $secs s"
 	elif [ "$cst" != 0 ]; then
-		P_ERR="client rc $cst - $(first_error "/tmp/cli$cbad.log"); server - $(first_error "/tmp/srv$cbad.log")"
+		P_ERR="client rc $cst - $(first_error "/tmp/cli$cbad.log");"
+		P_ERR+=" server - $(first_error "/tmp/srv$cbad.log")"
 	elif [ "$sst" = 124 ]; then
 		P_ST=timeout P_ERR="the server hung after the client finished"
 	elif [ "$sst" != 0 ]; then
