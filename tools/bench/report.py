@@ -124,12 +124,11 @@ for s in samples.values():
 
 # Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
 # a drift of the host's load hits both alike: check what the guest really did.
-firsts = []
+firsts = {}
 for r, p in order:
-    if len(firsts) < r:
-        firsts.append(p)
+    firsts.setdefault(r, p)
 both = {r for r, p in order if p == "rrxe"} & {r for r, p in order if p == "rxe"}
-firsts_both = [p for i, p in enumerate(firsts, 1) if i in both]
+firsts_both = [firsts[r] for r in sorted(both)]
 alternates = all(a != b for a, b in zip(firsts_both, firsts_both[1:])) if both else None
 
 # Higher is better for bandwidth and message rate, lower for latency and CPU cost.
