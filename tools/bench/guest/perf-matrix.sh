@@ -6,25 +6,34 @@
 # rrxe in the same boot. Repetitions alternate the order (rxe rrxe, rrxe rxe, ...) so
 # that drifting host load hits both providers alike.
 #
-# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS
-#   QUICK=1: the 64 KiB points only. BUDGET_SECS: tests that could not finish within it
-#   (from the script's start) are skipped, so the results always reach the host.
+# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY]
+#   QUICK=1: the 64 KiB points only (with their scaling rows). BUDGET_SECS: tests that
+#   could not finish within it (from the script's start) are skipped, so the results
+#   always reach the host. ONLY: an extended regular expression; only the points whose
+#   "TEST SIZE" (e.g. "ib_write_bw 65536") it matches are run, for short runs while
+#   working on the bench itself.
 #
 # Results go to the kernel log (/dev/kmsg: printk lines are never split by other console
 # output), one record a line, read by the host from the serial log:
 #   BENCH <provider> <test> <size> <rep> <metric> <value>
 #     metric status: ok | fail | timeout | skipped; error: text; side: client|server;
 #     numbers: bw_avg bw_peak (MB/s = MiB/s), msgrate (Mpps), t_min t_typical t_avg
-#     t_p99 t_max (usec), iters, tries, secs (wall time of the run)
+#     t_p99 t_max (usec), iters, tries, secs (wall time of the run), msgs (messages or
+#     exchanges moved), cpu_kern cpu_user cpu_idle (CPU seconds of the whole guest while
+#     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
+#   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
+#   BENCH-META memcpy_mibs|memcpy_cached_mibs <MiB/s>, memcpy_pinned <cpu|no>: the
+#     single-core memcpy bandwidth (the "TEST SIZE" of ONLY is "memcpy 0")
 # Lines starting with "bench " are progress for humans.
 set -euo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
 . "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
 
-reps=${1:-3}
+reps=${1:-5}
 quick=${2:-0}
 budget=${3:-3600}
+only=${4:-}
 start=$(date +%s)
 deadline=$((start + budget))
 test_to=${BENCH_TEST_TIMEOUT:-60} # seconds per perftest run (server and client)
@@ -61,9 +70,27 @@ port=18515
 
 TEST= # the perftest binary of the current run
 
+# cpu_ticks: the aggregate "cpu" line of /proc/stat as C_KERN (system+irq+softirq),
+# C_USER (user+nice) and C_IDLE (idle+iowait), in USER_HZ ticks. perftest busy-polls its
+# completion queues, so its user time says little; the kernel time is the driver's work
+# (and the syscalls perftest makes into it). Global variables: no subshell per reading.
+cpu_ticks() {
+	local _cpu user nice system idle iowait irq softirq _rest
+	read -r _cpu user nice system idle iowait irq softirq _rest </proc/stat
+	C_KERN=$((system + irq + softirq)) C_USER=$((user + nice)) C_IDLE=$((idle + iowait))
+}
+
+# tick_secs TICKS: USER_HZ ticks as seconds (USER_HZ is 100 on x86, fixed by the ABI).
+tick_secs() {
+	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+}
+
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
-	{ grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
+	# perftest's "Failed status N" names the completion status; "Completion with error"
+	# before it does not.
+	{ grep -m 1 -E "Failed status" "$1" ||
+		grep -m 1 -iE "couldn|fail|error|unable|not supported|invalid|timeout" "$1" ||
 		grep -v '^[ -]*$' "$1" | tail -n 1; } | tr -s ' \t' ' ' | cut -c 1-200 || :
 }
 
@@ -72,29 +99,68 @@ result_row() {
 	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
 }
 
-# pair SECS TEST ARGS...: server then client (127.0.0.1) on $dev, each under a time limit.
-# Sets P_ST (ok|fail|timeout), P_ERR, P_SECS; logs in /tmp/srv.log and /tmp/cli.log.
+# pair SECS FLOWS TEST ARGS...: FLOWS server and client pairs (client to 127.0.0.1) on
+# $dev, each on its own port and under a time limit; every server listens before the
+# clients start, and the clients run at the same time. Sets P_ST (ok|fail|timeout),
+# P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of the guest from before the
+# servers started until all ended, setup and teardown of perftest included); logs in
+# /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS.
 pair() {
-	local secs=$1 t0 spid cst=0 sst=0 up=0
-	shift
-	port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
+	local secs=$1 n=$2 t0 i st cst=0 sst=0 up=1 bad=1 cbad=1 k0 u0 i0
+	local -a spid cpid ports
+	shift 2
+	cpu_ticks
+	k0=$C_KERN u0=$C_USER i0=$C_IDLE
 	t0=$EPOCHREALTIME
-	: >/tmp/cli.log
-	timeout -k 5 "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" >/tmp/srv.log 2>&1 &
-	spid=$!
-	# Until the server listens; its own time limit ends the wait if it never does.
-	while kill -0 "$spid" 2>/dev/null; do
-		if tcp_listening "$port"; then
-			up=1
-			break
-		fi
-		sleep 0.1
+	for ((i = 1; i <= n; i++)); do
+		port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
+		ports[i]=$port
+		: >"/tmp/cli$i.log"
+		timeout -k 5 "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" >"/tmp/srv$i.log" 2>&1 &
+		spid[i]=$!
+	done
+	# Until every server listens; a server's own time limit ends the wait if it never does.
+	for ((i = 1; i <= n && up; i++)); do
+		until tcp_listening "${ports[i]}"; do
+			if ! kill -0 "${spid[i]}" 2>/dev/null; then
+				up=0 bad=$i
+				break
+			fi
+			sleep 0.1
+		done
 	done
 	if [ "$up" = 1 ]; then
-		run_to "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" 127.0.0.1 >/tmp/cli.log 2>&1 || cst=$?
-		[ "$cst" = 0 ] || kill "$spid" 2>/dev/null || :
+		for ((i = 1; i <= n; i++)); do
+			run_to "$secs" "$@" -d "$dev" -x "$gid" -F -p "${ports[i]}" 127.0.0.1 \
+				>"/tmp/cli$i.log" 2>&1 &
+			cpid[i]=$!
+		done
+		for ((i = 1; i <= n; i++)); do
+			st=0
+			wait "${cpid[i]}" || st=$?
+			if [ "$st" != 0 ] && [ "$cst" = 0 ]; then
+				cst=$st cbad=$i
+			fi
+		done
 	fi
-	wait "$spid" || sst=$?
+	# A failed client leaves its server waiting; a server that never listened leaves the
+	# others without a client.
+	if [ "$cst" != 0 ] || [ "$up" = 0 ]; then
+		for ((i = 1; i <= n; i++)); do
+			[ "$i" = "$bad" ] && [ "$up" = 0 ] || kill "${spid[i]}" 2>/dev/null || :
+		done
+	fi
+	for ((i = 1; i <= n; i++)); do
+		st=0
+		wait "${spid[i]}" || st=$?
+		if [ "$up" = 0 ] && [ "$i" = "$bad" ]; then
+			sst=$st
+		elif [ "$up" = 1 ] && [ "$st" != 0 ] && [ "$sst" = 0 ]; then
+			sst=$st bad=$i
+		fi
+	done
+	cpu_ticks
+	P_KERN=$((C_KERN - k0)) P_USER=$((C_USER - u0)) P_IDLE=$((C_IDLE - i0))
 	P_SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 	# busybox timeout exits with 143, not 124, on expiry (as run_to, judge by the clock).
 	if [ "$sst" -ge 124 ] && [ "${P_SECS%.*}" -ge "$secs" ]; then
@@ -104,26 +170,30 @@ pair() {
 	if [ "$up" = 0 ] && [ "$sst" = 124 ]; then
 		P_ST=timeout P_ERR="the server did not listen within $secs s"
 	elif [ "$up" = 0 ]; then
-		P_ERR="the server exited (rc $sst) before listening - $(first_error /tmp/srv.log)"
+		P_ERR="the server exited (rc $sst) before listening - $(first_error "/tmp/srv$bad.log")"
 	elif [ "$cst" = 124 ]; then
 		P_ST=timeout P_ERR="no result from the client within $secs s"
 	elif [ "$cst" != 0 ]; then
-		P_ERR="client rc $cst - $(first_error /tmp/cli.log); server - $(first_error /tmp/srv.log)"
+		P_ERR="client rc $cst - $(first_error "/tmp/cli$cbad.log");"
+		P_ERR+=" server - $(first_error "/tmp/srv$cbad.log")"
 	elif [ "$sst" = 124 ]; then
 		P_ST=timeout P_ERR="the server hung after the client finished"
 	elif [ "$sst" != 0 ]; then
-		P_ERR="server rc $sst - $(first_error /tmp/srv.log)"
+		P_ERR="server rc $sst - $(first_error "/tmp/srv$bad.log")"
 	else
 		P_ST=ok
 	fi
+	[ "$n" = 1 ] || [ -z "$P_ERR" ] || P_ERR="$P_ERR (of $n flows)"
 }
 
-# dump_logs: the last lines of both sides, for a failed run.
+# dump_logs FLOWS: the last lines of both sides of every flow, for a failed run.
 dump_logs() {
-	local f l
-	for f in /tmp/cli.log /tmp/srv.log; do
-		{ grep -v '^[ -]*$' "$f" || :; } | tail -n 4 |
-			while IFS= read -r l; do klog "bench   | ${f#/tmp/} $l"; done
+	local f i l
+	for ((i = 1; i <= $1; i++)); do
+		for f in "/tmp/cli$i.log" "/tmp/srv$i.log"; do
+			{ grep -v '^[ -]*$' "$f" || :; } | tail -n 4 |
+				while IFS= read -r l; do klog "bench   | ${f#/tmp/} $l"; done
+		done
 	done
 }
 
@@ -140,38 +210,51 @@ usable_row() {
 	echo "$row"
 }
 
-# parse_run: after pair, the result of $TEST: P_ST (ok|calib|fail|timeout), P_ERR,
-# P_SIDE and P_ROW. The ib_send_lat/ib_write_lat client sometimes prints inf: then the
-# server's row counts (ib_read_lat prints on the client only).
+# parse_run FLOWS: after pair, the result of $TEST: P_ST (ok|calib|fail|timeout), P_ERR,
+# P_SIDE and P_ROWS (one row per flow, from 1). The ib_send_lat/ib_write_lat client
+# sometimes prints inf: then the server's row counts (ib_read_lat prints on the client
+# only; latency runs have one flow).
 parse_run() {
-	P_SIDE=client P_ROW=
+	local i
+	P_SIDE=client P_ROWS=()
 	[ "$P_ST" = ok ] || return 0
-	P_ROW=$(usable_row /tmp/cli.log) && return 0
-	if [[ $TEST == *_lat ]]; then
-		P_SIDE=server
-		P_ROW=$(usable_row /tmp/srv.log) && return 0
-	fi
-	if grep -qs "Correlation coefficient" /tmp/cli.log /tmp/srv.log; then
-		# perftest could not calibrate its cycle counter (a busy vCPU): not the driver.
-		P_ST=calib P_ERR="perftest clock calibration failed (r^2 < 0.9)"
-	else
-		P_ST=fail P_ERR="no usable result row ($(result_row /tmp/cli.log | tr -s ' \t' ' '))"
-	fi
+	for ((i = 1; i <= $1; i++)); do
+		P_ROWS[i]=$(usable_row "/tmp/cli$i.log") && continue
+		if [[ $TEST == *_lat ]]; then
+			P_SIDE=server
+			P_ROWS[i]=$(usable_row "/tmp/srv$i.log") && continue
+		fi
+		if grep -qs "Correlation coefficient" "/tmp/cli$i.log" "/tmp/srv$i.log"; then
+			# perftest could not calibrate its cycle counter (a busy vCPU): not the driver.
+			P_ST=calib P_ERR="perftest clock calibration failed (r^2 < 0.9)"
+		else
+			P_ST=fail
+			P_ERR="no usable result row ($(result_row "/tmp/cli$i.log" | tr -s ' \t' ' '))"
+		fi
+		return 0
+	done
 }
 
-# measure PROVIDER REP TEST SIZE ITERS [ARGS...]: one sample, as BENCH records. A failed
-# clock calibration is retried (up to 3 runs in all).
+# measure PROVIDER REP ID SIZE ITERS [ARGS...]: one sample, as BENCH records. ID is the
+# perftest program, with a variant for the scaling rows: ID-qN (N QPs: -q N, ITERS per
+# QP) or ID-Nflows (N server and client pairs at once, ITERS each, their figures summed).
+# A failed clock calibration is retried (up to 3 runs in all).
 measure() {
-	local p=$1 rep=$2 size=$4 iters=$5 try=1 summary c
-	TEST=$3
+	local p=$1 rep=$2 id=$3 size=$4 iters=$5 try=1 summary c qps=1 flows=1 i bw rate
+	TEST=${id%%-*}
 	shift 5
-	rec() { klog "BENCH $p $TEST $size $rep $*"; }
+	[[ -z $only || "$id $size" =~ $only ]] || return 0
+	rec() { klog "BENCH $p $id $size $rep $*"; }
 	if [ "${usable[$p]}" != 1 ] || [ "$cur" != "$p" ]; then
 		rec status skipped
 		rec error "$p not usable"
 		return 0
 	fi
 	local args=("$TEST" -n "$iters" "$@")
+	case $id in
+	*-q*) qps=${id##*-q} args+=(-q "$qps") ;;
+	*flows) flows=${id##*-} flows=${flows%flows} ;;
+	esac
 	[ "$TEST" = ib_atomic_bw ] || args+=(-s "$size")
 	while :; do
 		if [ $(($(date +%s) + test_to)) -gt "$deadline" ]; then
@@ -179,25 +262,41 @@ measure() {
 			rec error "time budget of $budget s used up"
 			return 0
 		fi
-		pair "$test_to" "${args[@]}"
-		parse_run
+		pair "$test_to" "$flows" "${args[@]}"
+		parse_run "$flows"
 		if [ "$P_ST" != calib ] || [ $try -ge 3 ]; then
 			break
 		fi
-		say "$p rep $rep $TEST $size -> perftest clock calibration failed, again"
+		say "$p rep $rep $id $size -> perftest clock calibration failed, again"
 		try=$((try + 1))
 	done
 	rec secs "$P_SECS"
 	rec iters "$iters"
+	rec msgs $((iters * qps * flows))
 	rec tries "$try"
-	read -r -a c <<<"$P_ROW"
-	if [ "$P_ST" = ok ] && [[ $TEST == *_bw ]]; then
+	rec cpu_kern "$(tick_secs "$P_KERN")"
+	rec cpu_user "$(tick_secs "$P_USER")"
+	rec cpu_idle "$(tick_secs "$P_IDLE")"
+	if [ "$P_ST" = ok ] && [ "$flows" -gt 1 ]; then
+		# Every flow's average, and the sums (perftest's peak is per flow: not summed).
+		for ((i = 1; i <= flows; i++)); do
+			read -r -a c <<<"${P_ROWS[i]}"
+			rec "bw_flow$i" "${c[3]}"
+		done
+		read -r bw rate < <(printf '%s\n' "${P_ROWS[@]}" |
+			awk '{ bw += $4; rate += $5 } END { printf "%.2f %.6f\n", bw, rate }')
+		rec bw_avg "$bw"
+		rec msgrate "$rate"
+		summary="$bw MB/s, $rate Mpps in $flows flows"
+	elif [ "$P_ST" = ok ] && [[ $TEST == *_bw ]]; then
+		read -r -a c <<<"${P_ROWS[1]}"
 		# bytes iterations peak average msgrate
 		rec bw_peak "${c[2]}"
 		rec bw_avg "${c[3]}"
 		rec msgrate "${c[4]}"
 		summary="${c[3]} MB/s, ${c[4]} Mpps"
 	elif [ "$P_ST" = ok ]; then
+		read -r -a c <<<"${P_ROWS[1]}"
 		# bytes iterations min max typical avg stdev 99% 99.9%
 		rec side "$P_SIDE"
 		rec t_min "${c[2]}"
@@ -211,12 +310,12 @@ measure() {
 	rec status "$P_ST"
 	if [ "$P_ST" = ok ]; then
 		hangs[$p]=0
-		say "$p rep $rep $TEST $size -> $summary, ${P_SECS} s"
+		say "$p rep $rep $id $size -> $summary, ${P_SECS} s"
 		return 0
 	fi
 	rec error "$P_ERR"
-	say "$p rep $rep $TEST $size -> ${P_ST^^} ($P_ERR)"
-	dump_logs
+	say "$p rep $rep $id $size -> ${P_ST^^} ($P_ERR)"
+	dump_logs "$flows"
 	if [ "$P_ST" = timeout ]; then
 		hangs[$p]=$((hangs[$p] + 1))
 		if [ "${hangs[$p]}" -ge 3 ]; then
@@ -242,7 +341,14 @@ matrix() {
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		measure "$p" "$rep" "$t" 65536 1000
 	done
+	# Scaling, against the 1-QP rows with the same total of messages (64 KiB above, 2 B in
+	# the sweep): 8 and 64 QPs in one process, and two independent flows (processes) at
+	# once, which two vCPUs can run in parallel.
+	measure "$p" "$rep" ib_write_bw-q8 65536 125
+	measure "$p" "$rep" ib_write_bw-q64 65536 16
+	measure "$p" "$rep" ib_write_bw-2flows 65536 500
 	[ "$quick" != 1 ] || return 0
+	measure "$p" "$rep" ib_write_bw-q8 2 125
 	measure "$p" "$rep" ib_atomic_bw 8 1000 -A FETCH_AND_ADD
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
@@ -254,6 +360,28 @@ matrix() {
 	done
 }
 
+# memcpy_limit: single-core memcpy bandwidth in the guest (guest/src/memcpy-bw.c), the
+# physical limit that the loopback bandwidth is set against: a soft-RoCE write copies the
+# data at least once. Pinned to CPU 1 when taskset can (CPU 0 takes most interrupts),
+# else run plain; measured once per boot, before the matrix, on an idle guest.
+memcpy_limit() {
+	local pin=() cpu=no k v
+	[[ -z $only || "memcpy 0" =~ $only ]] || return 0
+	if taskset -c 1 true 2>/dev/null; then
+		pin=(taskset -c 1)
+		cpu=1
+	fi
+	if ! run_to 120 "${pin[@]}" /usr/libexec/rrxe/memcpy-bw >/tmp/memcpy.log 2>&1; then
+		note guest "memcpy-bw failed - $(tail -n 1 /tmp/memcpy.log)"
+		return 0
+	fi
+	while read -r k v; do
+		meta "$k" "$v"
+	done </tmp/memcpy.log
+	meta memcpy_pinned "$cpu"
+	say "memcpy one core (pinned $cpu) $(tr '\n' ' ' </tmp/memcpy.log)MiB/s"
+}
+
 # probe_rrxe: does rrxe move data at all? Sets usable[rrxe].
 probe_rrxe() {
 	if ! use_provider rrxe; then
@@ -262,7 +390,7 @@ probe_rrxe() {
 		note rrxe "could not create rrxe0; rrxe is not measured"
 		return 0
 	fi
-	pair "$probe_to" ib_write_bw -s 4096 -n 10
+	pair "$probe_to" 1 ib_write_bw -s 4096 -n 10
 	if [ "$P_ST" = ok ]; then
 		meta datapath rrxe yes
 		note rrxe "data path probe (ib_write_bw -s 4096 -n 10) passed"
@@ -270,7 +398,7 @@ probe_rrxe() {
 		usable[rrxe]=0
 		meta datapath rrxe no
 		note rrxe "rrxe failed the data path probe ib_write_bw -s 4096 -n 10: ${P_ST} ($P_ERR); rxe is reported alone"
-		dump_logs
+		dump_logs 1
 	fi
 }
 
@@ -285,7 +413,9 @@ meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 meta reps "$reps"
 meta quick "$quick"
 meta budget "$budget"
+meta only "$only"
 meta datapath rxe yes
+memcpy_limit
 probed=0
 for ((rep = 1; rep <= reps; rep++)); do
 	if [ $((rep % 2)) = 1 ]; then order="rxe rrxe"; else order="rrxe rxe"; fi
@@ -300,6 +430,7 @@ for ((rep = 1; rep <= reps; rep++)); do
 			note "$p" "switching to $p failed; the rest of $p's matrix is skipped"
 			continue
 		fi
+		klog "BENCH-ORDER $rep $p"
 		matrix "$p" "$rep"
 	done
 done

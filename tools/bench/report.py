@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The report of `make bench`: reads the guest's BENCH records (tools/bench/guest/
+perf-matrix.sh) from a serial log, prints the table and writes the JSON.
+
+Usage: report.py LOG JSON [KEY=VALUE...]
+
+tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a copy of the
+JSON; stamp, reps, quick, timeout, vm_status, wall, load_start, load_end, host_nproc,
+perftest_pkg, qemu_version, git_rev, git_dirty, run_dir). A separate file, so that a saved
+log can be reported again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`):
+facts not given are reported as unknown."""
+import datetime, json, re, shutil, statistics, sys
+
+if len(sys.argv) < 3 or not all("=" in a for a in sys.argv[3:]):
+    sys.exit(__doc__)
+log, json_path = sys.argv[1:3]
+facts = dict(a.split("=", 1) for a in sys.argv[3:])
+latest = facts.get("latest")
+stamp = facts.get("stamp", "unknown")
+reps, quick = facts.get("reps", "?"), facts.get("quick", "0")
+timeout, vm_status, wall = (int(facts.get(k, 0)) for k in ("timeout", "vm_status", "wall"))
+load_start, load_end = facts.get("load_start", "?"), facts.get("load_end", "?")
+host_nproc = int(facts.get("host_nproc", 0))
+perftest_pkg = facts.get("perftest_pkg", "unknown")
+qemu_version = facts.get("qemu_version", "unknown")
+git_rev, git_dirty = facts.get("git_rev", "unknown"), int(facts.get("git_dirty") or 0)
+run_dir = facts.get("run_dir")
+PROVIDERS = ("rxe", "rrxe")
+# Test ids: the perftest program, or for the scaling rows the program with a variant:
+# -qN (N QPs in one process) or -Nflows (N server and client pairs at once, summed).
+TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
+         "ib_write_bw-q8", "ib_write_bw-q64", "ib_write_bw-2flows",
+         "ib_send_lat", "ib_write_lat", "ib_read_lat")
+NUMERIC = ("bw_avg", "bw_peak", "msgrate", "t_min", "t_max", "t_typical", "t_avg",
+           "t_p99", "iters", "tries", "secs", "msgs", "cpu_kern", "cpu_user", "cpu_idle")
+TEXT = ("status", "error", "side")
+# printk timestamp, then the record: kmsg records are whole lines even when some other
+# output was cut short before them.
+rec_re = re.compile(r"\[\s*\d+\.\d+\] (BENCH(?:-[A-Z]+)?)(?: (.*))?$")
+
+meta, notes, datapath = {}, [], {}
+order = []  # (rep, provider) in the order the guest ran them
+samples = {}
+malformed, done = 0, None
+with open(log, "rb") as f:
+    for raw in f:
+        m = rec_re.search(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        if not m:
+            continue
+        kind, rest = m.group(1), m.group(2) or ""
+        if kind == "BENCH-META":
+            key, _, val = rest.partition(" ")
+            if key == "datapath":
+                p, _, v = val.partition(" ")
+                datapath[p] = v == "yes"
+            else:
+                meta[key] = val
+        elif kind == "BENCH-NOTE":
+            p, _, text = rest.partition(" ")
+            notes.append({"provider": p, "note": text})
+        elif kind == "BENCH-DONE":
+            done = rest
+        elif kind == "BENCH-ORDER":
+            r, _, p = rest.partition(" ")
+            if r.isdigit() and p in PROVIDERS:
+                order.append((int(r), p))
+            else:
+                malformed += 1
+        elif kind == "BENCH":
+            parts = rest.split(" ", 5)
+            try:
+                p, test, size, rep, metric, value = parts
+                size, rep = int(size), int(rep)
+                numeric = metric in NUMERIC or re.fullmatch(r"bw_flow\d+", metric)
+                if p not in PROVIDERS or test not in TESTS or not (numeric or metric in TEXT):
+                    raise ValueError
+                if numeric:
+                    value = float(value)
+            except ValueError:
+                malformed += 1
+                continue
+            s = samples.setdefault((p, test, size, rep), {
+                "provider": p, "test": test, "size": size, "rep": rep, "metrics": {}})
+            if numeric:
+                s["metrics"][metric] = value
+            else:
+                s[metric] = value
+        else:
+            malformed += 1
+
+if not samples:
+    print(f"bench: no results in {log}; nothing written")
+    sys.exit(1)
+if reps == "?":  # a saved log: the guest said it
+    reps = meta.get("reps", "?")
+
+# CPU cost of a bandwidth or message-rate run: the guest's kernel (system+irq+softirq) and
+# user CPU seconds while it lasted, per message and per GiB moved. perftest busy-polls, so
+# the user time is mostly polling and the kernel time is the driver's cost. The window
+# holds perftest's setup and teardown too, which weigh most in short runs.
+# A TCG guest whose vCPU threads wait for a host CPU loses ticks: ticks_accounted_pct, the
+# ticks counted against wall time x vCPUs, says how much of the run the figures cover.
+GIB = 1 << 30
+vcpus = int(meta["vcpus"]) if meta.get("vcpus", "").isdigit() else None
+for s in samples.values():
+    m = s["metrics"]
+    if vcpus and m.get("secs") and "cpu_kern" in m:
+        m["ticks_accounted_pct"] = 100 * (m["cpu_kern"] + m["cpu_user"] + m["cpu_idle"]) / (
+            m["secs"] * vcpus)
+    if not s["test"].split("-")[0].endswith("_bw") or not m.get("msgs") or "cpu_kern" not in m:
+        continue
+    nbytes = m["msgs"] * s["size"]
+    for k, src in (("kcpu", "cpu_kern"), ("ucpu", "cpu_user")):
+        m[f"{k}_us_msg"] = m[src] / m["msgs"] * 1e6
+        m[f"{k}_s_gib"] = m[src] / (nbytes / GIB)
+
+# Per QP figures of the -qN rows.
+for s in samples.values():
+    q = re.search(r"-q(\d+)$", s["test"])
+    for k in ("bw_avg", "msgrate"):
+        if q and k in s["metrics"]:
+            s["metrics"][k + "_per_qp"] = s["metrics"][k] / int(q.group(1))
+
+# Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
+# a drift of the host's load hits both alike: check what the guest really did.
+firsts = {}
+for r, p in order:
+    firsts.setdefault(r, p)
+both = {r for r, p in order if p == "rrxe"} & {r for r, p in order if p == "rxe"}
+firsts_both = [firsts[r] for r in sorted(both)]
+alternates = all(a != b for a, b in zip(firsts_both, firsts_both[1:])) if both else None
+
+# Higher is better for bandwidth and message rate, lower for latency and CPU cost.
+def lower_better(metric):
+    return metric.startswith(("t_", "cpu_", "kcpu_", "ucpu_")) or metric == "secs"
+
+results = []
+groups = {}
+for s in samples.values():
+    groups.setdefault((s["test"], s["size"]), []).append(s)
+for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
+    metrics = sorted({m for s in ss for m in s["metrics"]})
+    for metric in metrics:
+        r = {"test": test, "size": size, "metric": metric,
+             "better": "lower" if lower_better(metric) else "higher"}
+        for p in PROVIDERS:
+            mine = [s for s in ss if s["provider"] == p]
+            if not mine:
+                continue
+            vals = [s["metrics"][metric] for s in mine
+                    if s.get("status") == "ok" and metric in s["metrics"]]
+            fails = {}
+            for s in mine:
+                st = s.get("status", "missing")
+                if st != "ok":
+                    fails[st] = fails.get(st, 0) + 1
+            med = statistics.median(vals) if vals else None
+            r[p] = {"n": len(mine), "ok": len(vals), "failed": fails, "median": med,
+                    "min": min(vals) if vals else None, "max": max(vals) if vals else None,
+                    # (max - min) / median, in percent: how far to trust the median
+                    "spread_pct": 100 * (max(vals) - min(vals)) / med if med else None,
+                    "values": vals}
+        a, b = (r.get(p, {}).get("median") for p in PROVIDERS)
+        r["ratio"] = None
+        if a and b:
+            r["ratio"] = a / b if lower_better(metric) else b / a
+        results.append(r)
+
+# The table: one metric per test and size (two for latency).
+def shown(test, size):
+    if test == "ib_atomic_bw":
+        return [("msgrate", "Kops/s", 1000)]
+    if test.endswith("_lat"):
+        return [("t_typical", "us typ", 1), ("t_min", "us min", 1)]
+    per_qp = "-q" in test
+    if size < 4096:  # perftest's MB/s has two decimals: the message rate says more
+        return [("msgrate", "Kmsg/s", 1000)] + per_qp * [("msgrate_per_qp", "K/s/QP", 1000)]
+    return [("bw_avg", "MB/s", 1)] + per_qp * [("bw_avg_per_qp", "MB/s/QP", 1)]
+
+def num(v):
+    return f"{v:.4g}" if v < 1e5 else f"{v:.0f}"
+
+def human(size):
+    for unit, n in (("M", 1 << 20), ("K", 1 << 10)):
+        if size >= n and size % n == 0:
+            return f"{size // n}{unit}"
+    return str(size)
+
+def cell(c, scale):
+    if not c:
+        return "-"
+    if c["median"] is None:
+        return f"0/{c['n']} ok"
+    t = f"{num(c['median'] * scale)} [{num(c['min'] * scale)}..{num(c['max'] * scale)}]"
+    if c["spread_pct"] is not None:
+        t += f" {c['spread_pct']:.0f}%"
+    return t if c["ok"] == c["n"] else f"{t} {c['ok']}/{c['n']}"
+
+by_key = {(r["test"], r["size"], r["metric"]): r for r in results}
+
+# The physical limit: the guest's single-core memcpy bandwidth, and each provider's best
+# loopback ib_write_bw (median) from 64 KiB to 8 MiB as a share of it.
+def meta_num(key):
+    try:
+        return float(meta[key])
+    except (KeyError, ValueError):
+        return None
+
+memcpy = {"mibs": meta_num("memcpy_mibs"), "cached_mibs": meta_num("memcpy_cached_mibs"),
+          "pinned_cpu": meta.get("memcpy_pinned")}
+vs_memcpy = {}
+for p in PROVIDERS:
+    best = max(((r[p]["median"], r["size"]) for r in results
+                if r["test"] == "ib_write_bw" and r["metric"] == "bw_avg"
+                and 65536 <= r["size"] <= 8 << 20 and (r.get(p) or {}).get("median")),
+               default=None)
+    if best:
+        vs_memcpy[p] = {"best_mibs": best[0], "size": best[1],
+                        "pct": 100 * best[0] / memcpy["mibs"] if memcpy["mibs"] else None}
+have_rrxe = datapath.get("rrxe", False)
+
+# Scaling: each provider's median of the rows with more QPs or flows over its 1-QP row of
+# the same size, which moves as many messages (issue 17: two flows >= 1.6x on 2 vCPUs).
+SCALING = (("8 QPs 64 KiB", "ib_write_bw-q8", 65536, "bw_avg"),
+           ("64 QPs 64 KiB", "ib_write_bw-q64", 65536, "bw_avg"),
+           ("8 QPs 2 B", "ib_write_bw-q8", 2, "msgrate"),
+           ("2 flows 64 KiB", "ib_write_bw-2flows", 65536, "bw_avg"))
+scaling = {}
+for label, test, size, metric in SCALING:
+    for p in PROVIDERS:
+        a, b = ((by_key.get((t, size, metric)) or {}).get(p, {}).get("median")
+                for t in (test, "ib_write_bw"))
+        if a and b:
+            scaling.setdefault(p, {})[label] = a / b
+print()
+print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
+      f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')},",
+      f"perftest {meta.get('perftest', '?')}")
+print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
+      "figures as hardware performance.")
+print(f"median of {reps} runs [min..max] and spread (max-min)/median in % (k/n: only k of n",
+      "runs gave a result); ratio of the medians > 1: rrxe better (bandwidth, rates: rrxe/rxe;",
+      "latency: rxe/rrxe)")
+print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted (setup and",
+      "teardown included), median per message (us) and per GiB (s); perftest busy-polls, so its",
+      "user time is polling (in the JSON) and the kernel time is the driver's cost")
+if order:
+    print("order of the matrices by repetition:",
+          " | ".join(" ".join(p for r2, p in order if r2 == r)
+                     for r in sorted({r for r, _ in order})),
+          *(["- WARNING: the order did not alternate"] if alternates is False else []))
+print(f"host load average {load_start} at the start, {load_end} at the end "
+      f"({host_nproc} host CPUs)")
+for n in notes:
+    print(f"note ({n['provider']}): {n['note']}")
+if memcpy["mibs"]:
+    pin = memcpy["pinned_cpu"]
+    pin = f"pinned to CPU {pin}" if pin not in (None, "no") else "not pinned"
+    print(f"memcpy, one core ({pin}):",
+          f"{memcpy['mibs']:.0f} MiB/s with 64 MiB buffers, {memcpy['cached_mibs'] or 0:.0f}",
+          "MiB/s cache-resident (64 KiB)")
+    print("best loopback ib_write_bw from 64 KiB to 8 MiB (median) against it (goal >= 50 %):",
+          "; ".join(f"{p} {v['best_mibs']:.4g} MB/s at {human(v['size'])} = {v['pct']:.2f} %"
+                    for p, v in vs_memcpy.items()) or "no write results")
+if "rrxe" not in datapath:
+    print("rrxe was not probed (the run ended before): only rxe was measured.")
+elif not have_rrxe:
+    print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
+print()
+fmt = "{:<18} {:>5} {:<7} {:<34} {:<34} {:>6} {:>8} {:>8} {:>8} {:>8}  {}"
+print(fmt.format("", "", "", "", "", "", "kernel CPU us/msg", "", "s/GiB", "", "").rstrip())
+print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "rxe", "rrxe", "rxe", "rrxe",
+                 "failures"))
+
+def cpu_cells(test, size):
+    out = []
+    for metric in ("kcpu_us_msg", "kcpu_s_gib"):
+        r = by_key.get((test, size, metric), {})
+        for p in PROVIDERS:
+            v = r.get(p, {}).get("median")
+            out.append("" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.3g}")
+    return out
+
+for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0][0]), kv[0][1])):
+    for metric, unit, scale in shown(test, size):
+        r = by_key.get((test, size, metric))
+        if r is None:  # every run failed: take the status from any metric row
+            r = {"test": test, "size": size}
+            for p in PROVIDERS:
+                mine = [s for s in ss if s["provider"] == p]
+                if mine:
+                    fails = {}
+                    for s in mine:
+                        st = s.get("status", "missing")
+                        fails[st] = fails.get(st, 0) + (st != "ok")
+                    r[p] = {"n": len(mine), "ok": 0, "failed": fails, "median": None}
+        failed = "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in r[p]["failed"].items() if v)
+                           for p in PROVIDERS if r.get(p) and any(r[p]["failed"].values()))
+        ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
+        cpu = cpu_cells(test, size) if metric in ("bw_avg", "msgrate") else [""] * 4
+        print(fmt.format(test, human(size), unit, cell(r.get("rxe"), scale),
+                         cell(r.get("rrxe"), scale), ratio, *cpu, failed).rstrip())
+print()
+if scaling:
+    print("scaling, ib_write_bw: median over the 1-QP, one-flow median with as many messages",
+          "(goal: 2 flows >= 1.6x one flow on 2 vCPUs)")
+    for p, v in scaling.items():
+        print(f"  {p:<5} " + "; ".join(f"{k} {x:.2f}x" for k, x in v.items()))
+    print()
+nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
+nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
+       for p in PROVIDERS}
+print(f"runs: rxe {nok['rxe']}/{nsamples['rxe']} ok, rrxe {nok['rrxe']}/{nsamples['rrxe']} ok;",
+      f"wall time {wall // 60} min {wall % 60} s;",
+      "guest " + (f"finished the matrix in {done} s" if done else "did NOT finish the matrix"))
+if malformed:
+    print(f"warning: {malformed} BENCH records in the serial log could not be read")
+
+doc = {
+    "schema": 2,
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    "timestamp": stamp,
+    "harness": {"kind": "QEMU TCG, one VM, loopback (server and client on one device)",
+                "vcpus": int(meta["vcpus"]) if meta.get("vcpus", "").isdigit() else None,
+                "mem_mb": int(meta["mem_mb"]) if meta.get("mem_mb", "").isdigit() else None,
+                "qemu": qemu_version, "host_cpus": host_nproc,
+                "host_loadavg_start": load_start, "host_loadavg_end": load_end,
+                "caveat": "TCG figures: compare rxe and rrxe, never quote"},
+    "kernel": meta.get("kernel"),
+    "perftest": {"version": meta.get("perftest"), "package": perftest_pkg},
+    "git": {"commit": git_rev, "dirty_files": git_dirty},
+    "reps": int(reps) if reps.isdigit() else None, "quick": quick == "1",
+    "vm_run": {"status": vm_status, "wall_s": wall, "timeout_s": timeout,
+               "log_dir": run_dir},
+    "complete": done is not None,
+    "datapath": datapath, "notes": notes, "malformed_records": malformed,
+    "order": [{"rep": r, "provider": p} for r, p in order], "order_alternates": alternates,
+    "memcpy": memcpy,
+    "write_vs_memcpy": vs_memcpy,
+    "scaling": scaling,
+    "guest_meta": meta,
+    "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
+    "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
+              "t_*": "usec", "secs": "wall seconds of the run, setup included",
+              "msgs": "messages (bandwidth tests) or exchanges (latency tests) of the run",
+              "cpu_kern, cpu_user, cpu_idle": "CPU seconds of the guest (all vCPUs) while the "
+              "run lasted, setup and teardown included: system+irq+softirq, user+nice, "
+              "idle+iowait (/proc/stat)",
+              "ticks_accounted_pct": "CPU ticks counted (kernel+user+idle) over wall time x "
+              "vCPUs: below 100 when the host starved the guest's vCPUs of time",
+              "kcpu_us_msg, ucpu_us_msg": "kernel, user CPU microseconds per message",
+              "kcpu_s_gib, ucpu_s_gib": "kernel, user CPU seconds per GiB moved",
+              "memcpy": "MiB/s, single core, best of 5 passes of 64 MiB",
+              "bw_flowN": "MiB/s of flow N of a -Nflows row (bw_avg, msgrate: their sums)",
+              "bw_avg_per_qp, msgrate_per_qp": "of a -qN row: bw_avg, msgrate over N",
+              "scaling": "per provider: median of the row over the median of ib_write_bw at "
+              "the same size (1 QP, one flow, as many messages)",
+              "write_vs_memcpy": "best median ib_write_bw bw_avg from 64 KiB to 8 MiB; pct: "
+              "of memcpy.mibs",
+              "tries": "runs needed (perftest clock calibration failures are retried)"},
+    "samples": sorted(samples.values(), key=lambda s: (s["provider"], TESTS.index(s["test"]),
+                                                        s["size"], s["rep"])),
+    "results": results,
+}
+with open(json_path, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+if latest:
+    shutil.copyfile(json_path, latest)
+print(f"JSON: {json_path}" + (f" (and {latest})" if latest else ""))
+sys.exit(0 if nok["rxe"] else 1)
