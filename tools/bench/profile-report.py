@@ -17,11 +17,11 @@ standard output. Exit status 1 if no run could be read.
 
 Folding: a stack is the process name (a kernel thread's without its "/CPU" suffix), then
 the first user-space frame, then the kernel frames from the outermost to the sampled one.
-The first user frame comes from the
-registers saved at kernel entry (or is the sampled instruction) and is exact; perf finds
-further user frames by following frame pointers, which Debian's binaries do not keep, so
-they are noise and are left out. Kernel frames come from the ORC unwinder and are exact.
-Module functions carry " [module]", user ones " (library)". Rust symbols (v0 mangling,
+The first user frame comes from the registers saved at kernel entry (or is the sampled
+instruction) and is exact; perf finds further user frames by following frame pointers,
+which Debian's binaries do not keep, so they are noise and are left out. Kernel frames
+come from the ORC unwinder and are exact. Module functions carry " [module]", user ones
+" (library)"; stripped user code is "[unknown] (library)". Rust symbols (v0 mangling,
 which perf 6.1 does not decode) are demangled with binutils' c++filt, without the crate
 hashes.
 
