@@ -15,6 +15,10 @@
 #   make soak       100 back-to-back two-VM traffic runs, rrxe-rrxe and rxe-rrxe, counting
 #                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot
+#   make bench-profile  where the time goes: perf samples the guest while perftest runs
+#                   (ib_write_bw and ib_send_bw 2 B, ib_write_bw and ib_read_bw 64 KiB) on
+#                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a
+#                   report (.txt) per driver and point in out/bench/profile-<timestamp>/
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
 #   make clean
@@ -22,7 +26,8 @@
 SHELL := /bin/bash
 PROVIDER ?= rrxe
 
-.PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench clean
+.PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench \
+	bench-profile clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -60,6 +65,9 @@ soak: modules
 
 bench: modules
 	tools/bench/bench
+
+bench-profile: modules
+	tools/bench/profile
 
 clean:
 	tools/build/kbuild.sh clean

@@ -23,6 +23,9 @@ base_pkgs=(
 	busybox-static qemu-system-x86 qemu-system-data seabios iproute2
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest python3-pyverbs
 	libibverbs-dev jq
+	# `make bench-profile`: perf samples the guest from the host root (6.1 reads 6.12's
+	# perf events and /proc/kallsyms); binutils' c++filt (build-essential) demangles Rust.
+	linux-perf
 	# The clients people run on soft-RoCE, used in the guest through the host root:
 	# NVMe over RDMA, NFS over RDMA, SMB Direct, iSER, UCX, libfabric, qperf.
 	nvme-cli fio nfs-kernel-server nfs-common rpcbind cifs-utils ksmbd-tools open-iscsi
