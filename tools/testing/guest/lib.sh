@@ -28,6 +28,11 @@
 #   tcp_listening PORT [CMD...]  a TCP socket listens on PORT (CMD: a prefix that enters
 #                                another namespace, e.g. ip netns exec ns1)
 #   kmsg_mark / dmesg_since M    put a marker into the kernel log / print lines after it
+#   peer_ctl stop-peer SECS | peer_ctl reset-peer
+#                                ask the host (vm-run --vms 2) to stop the other VM for SECS
+#                                s, or to power it off and boot it again (there RRXE_BOOT
+#                                is 2); vm-run acts within about a second, without
+#                                acknowledging: watch the peer (ping) to see it happen
 #   tap_ok/tap_fail/tap_skip DESC, check DESC CMD..., tap_done, die MSG
 #                                TAP-style results; tap_done returns 1 if anything failed
 #   kmemleak_on                  kmemleak is enabled (booted with kmemleak=on)
@@ -222,6 +227,11 @@ kmsg_mark() {
 	m="rrxe-mark-$$-$(date +%s)-${RANDOM:-0}"
 	echo "$m" >/dev/kmsg
 	echo "$m"
+}
+
+# peer_ctl REQUEST...: a kernel log line, so that it reaches the console, and vm-run, whole.
+peer_ctl() {
+	echo "RRXE-CTL $*" >/dev/kmsg
 }
 
 # dmesg_since MARK
