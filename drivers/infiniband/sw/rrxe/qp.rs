@@ -533,10 +533,9 @@ impl Qp {
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
-    /// caller's thread runs the engine at once (saving a work item wake-up per message),
-    /// and the passes of the local QPs its packets reach (see [`QpShared::process`]); what
-    /// exceeds the budget goes to the work item. Serialised with the work item by the QP
-    /// lock.
+    /// caller's thread runs the engine at once (saving a work item wake-up per message);
+    /// what exceeds the budget goes to the work item. Serialised with the work item by the
+    /// QP lock.
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
         self.shared.clone().process();

@@ -2,10 +2,9 @@
 
 //! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
 //! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
-//! multicast group) and queued there; the QP's engine processes it (its work item, or for
-//! a loopback packet the sender's caller: [`Woken`]), after `admit`'s checks of its
-//! source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not check out is
-//! dropped and counted.
+//! multicast group) and queued there; the QP's work item processes it, after `admit`'s
+//! checks of its source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not
+//! check out is dropped and counted.
 
 use crate::{
     counters::Counter,
@@ -17,69 +16,19 @@ use crate::{
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
         packet::Packet,
     },
-    qp::QpShared,
 };
-use core::cell::Cell;
-use kernel::sync::Arc;
-
-/// How many QPs a [`Woken`] holds; more are scheduled.
-const WOKEN_MAX: usize = 4;
-
-/// QPs that packets sent over the loopback shortcut reached during a pass, for the pass's
-/// caller to run once the sender's lock is dropped ([`QpShared::process`]): a message
-/// between two local QPs then costs no work-item wake-up. Beyond [`WOKEN_MAX`] QPs, and for
-/// those still held when it is dropped, the QP's work item is scheduled: no QP is left
-/// without a pass for the packets queued to it. One pass's, on its stack (not `Sync`).
-#[derive(Default)]
-pub(crate) struct Woken([Cell<Option<Arc<QpShared>>>; WOKEN_MAX]);
-
-impl Woken {
-    /// Adds `qp` (once), or schedules it if there is no room.
-    pub(crate) fn add(&self, qp: Arc<QpShared>) {
-        for slot in &self.0 {
-            match slot.take() {
-                Some(held) => {
-                    let same = Arc::ptr_eq(&held, &qp);
-                    slot.set(Some(held));
-                    if same {
-                        return;
-                    }
-                }
-                None => {
-                    slot.set(Some(qp));
-                    return;
-                }
-            }
-        }
-        qp.schedule();
-    }
-
-    /// Takes the QP added first.
-    pub(crate) fn take(&self) -> Option<Arc<QpShared>> {
-        self.0.iter().find_map(Cell::take)
-    }
-}
-
-impl Drop for Woken {
-    fn drop(&mut self) {
-        while let Some(qp) = self.take() {
-            qp.schedule();
-        }
-    }
-}
 
 /// Where a datagram comes from.
-#[derive(Clone, Copy)]
-pub(crate) enum Origin<'a> {
-    /// The network: its ICRC is checked, its QP's work item processes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The network: its ICRC is checked.
     Wire,
-    /// This device's own transmit path, during a pass: it has no ICRC to check, and its QP
-    /// joins the sending pass's [`Woken`].
-    Loopback(&'a Woken),
+    /// This device's own transmit path: it has no ICRC to check.
+    Loopback,
 }
 
 /// The QPN of a valid packet and whether it is a request.
-fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
+fn classify(skb: &SkBuff, origin: Origin) -> Option<(u32, bool)> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -93,14 +42,14 @@ fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
         _ => return None,
     };
     let pkt = Packet::parse(view.payload).ok()?;
-    if matches!(origin, Origin::Wire) {
+    if origin == Origin::Wire {
         icrc::verify(&KernelCrc, &net, view.payload).ok()?;
     }
     Some((pkt.hdr.bth.dest_qpn, pkt.opcode().is_request()))
 }
 
 /// Takes one received datagram for device `dev`.
-pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>) {
+pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin) {
     if skb.linearize().is_err() {
         return;
     }
@@ -118,9 +67,5 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         return;
     };
     data.count(Counter::RcvdPkts);
-    let woken = match origin {
-        Origin::Wire => None,
-        Origin::Loopback(woken) => Some(woken),
-    };
-    qp.enqueue(skb, request, woken);
+    qp.enqueue(skb, request);
 }

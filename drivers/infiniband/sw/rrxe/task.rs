@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How a QP's engine runs: its work item or the doorbell's caller (which run passes,
-//! [`crate::pass`]: the QP's own, then those of the local QPs its loopback packets
-//! reached), its retransmission and RNR timers, the wake-up of a sender that stopped at its
-//! limit of packets in flight, and what a pass asks for once the QP lock is dropped (CQ
-//! handlers, timers, another pass).
+//! How a QP's engine runs: its work item (which runs a pass, [`crate::pass`]), its
+//! retransmission and RNR timers, the wake-up of a sender that stopped at its limit of
+//! packets in flight, and what a pass asks for once the QP lock is dropped (CQ handlers,
+//! timers, another pass).
 
 use crate::{
     counters::Counter,
@@ -18,8 +17,6 @@ use crate::{
     },
     pass::Pass,
     qp::{Inner, QpShared, BUDGET},
-    recv::Woken,
-    tx::Link,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
@@ -30,10 +27,6 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
-/// Passes one call of [`QpShared::process`] runs: its QP's, then those of the QPs that its
-/// loopback packets reached, and theirs; the QPs still woken after that are scheduled.
-/// Bounds the work done in a doorbell's system call.
-const INLINE_PASSES: u32 = 4;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
 /// unacknowledged packets, a responder the answers to what was asked), and the responder
@@ -91,10 +84,9 @@ impl Inner {
 }
 
 impl QpShared {
-    /// Queues a received packet and schedules the work item, or adds the QP to `woken` (a
-    /// loopback packet: the sending pass's caller runs it); drops the packet (and counts it)
-    /// when the queue is full. Softirq context, or a sending pass.
-    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool, woken: Option<&Woken>) {
+    /// Queues a received packet and schedules the work item; drops it (and counts it) when
+    /// the queue is full. Softirq context.
+    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
         let q = if request { &self.req_q } else { &self.resp_q };
         // Receive runs on several CPUs at once: the queue may exceed the limit by as many
         // packets as there are CPUs.
@@ -103,10 +95,7 @@ impl QpShared {
             return;
         }
         q.push(skb);
-        match woken {
-            Some(woken) => woken.add(self),
-            None => self.schedule(),
-        }
+        self.schedule();
     }
 
     /// Schedules the work item (it runs once more if it is running).
@@ -149,21 +138,6 @@ impl WorkItem for QpShared {
 }
 
 impl QpShared {
-    /// Runs a pass of this QP, then of the QPs that its loopback packets reached (a local
-    /// responder, then the requester its acknowledges reached, ...), up to
-    /// [`INLINE_PASSES`]; schedules the QPs left. Process context, no QP lock held.
-    pub(crate) fn process(self: Arc<Self>) {
-        let todo = Woken::default();
-        todo.add(self);
-        for _ in 0..INLINE_PASSES {
-            let Some(qp) = todo.take() else {
-                return;
-            };
-            qp.pass(&todo);
-        }
-        // Dropping `todo` schedules what it holds.
-    }
-
     /// One pass of the engine, its stages in the order in which a packet's consequences
     /// flow, each within its budget:
     ///
@@ -177,9 +151,8 @@ impl QpShared {
     /// No stage calls back into another: what one decides for a later one it records in
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
-    /// carries out. Queues the work item again if work is left. The QPs that its loopback
-    /// packets reach join `woken`. Process context.
-    fn pass(self: Arc<Self>, woken: &Woken) {
+    /// carries out. Queues the work item again if work is left. Process context.
+    pub(crate) fn process(self: Arc<Self>) {
         let qp = &*self;
         let Some(ndev) = qp.dev.netdev() else {
             qp.req_q.purge();
@@ -194,7 +167,7 @@ impl QpShared {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                link: Link { ndev: &ndev, woken },
+                ndev: &ndev,
                 inner: &mut inner,
                 out: Outbox::default(),
             };

@@ -2,8 +2,7 @@
 
 //! Transmit: a packet's headers and payload become a RoCEv2 UDP datagram with its ICRC,
 //! sent on the netdev or, when it is addressed to this device, handed straight to the
-//! receive path, which queues it at its QP and wakes that QP for the sender's caller to
-//! run ([`recv::Woken`]).
+//! receive path.
 
 use crate::{
     counters::Counter,
@@ -21,20 +20,13 @@ use crate::{
         icrc::{self, NetHeaders},
         packet::{Headers, Layout},
     },
-    recv::{self, Origin, Woken},
+    recv::{self, Origin},
     task::TxWake,
 };
 use kernel::prelude::*;
 
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
-
-/// What a pass sends through: the net device, and the QPs its loopback packets wake.
-#[derive(Clone, Copy)]
-pub(crate) struct Link<'a> {
-    pub(crate) ndev: &'a NetDevice,
-    pub(crate) woken: &'a Woken,
-}
 
 /// Where a QP's packets go: the address vector and the QP's UDP source port.
 #[derive(Clone, Copy, Default)]
@@ -96,18 +88,17 @@ pub(crate) enum TxError<E> {
     Net,
 }
 
-/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes
-/// through `link`; it counts in `owner`'s skbs in flight.
+/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes;
+/// it counts in `owner`'s skbs in flight.
 pub(crate) fn send<E>(
     dev: &Device<RrxeDev>,
-    link: Link<'_>,
+    ndev: &NetDevice,
     owner: &TxOwner<TxWake>,
     path: &Path,
     hdr: &Headers,
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
-    let ndev = link.ndev;
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
     let flow = path.flow();
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
@@ -136,7 +127,7 @@ pub(crate) fn send<E>(
         let skb = skb
             .loopback(ndev, &flow, |_, _, _| {})
             .map_err(|_| TxError::Net)?;
-        recv::process(dev, skb, Origin::Loopback(link.woken));
+        recv::process(dev, skb, Origin::Loopback);
         Ok(())
     } else {
         skb.send(ndev, &flow, finish).map_err(|_| TxError::Net)
