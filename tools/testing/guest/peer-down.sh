@@ -159,6 +159,17 @@ judge() {
 	fi
 }
 
+
+# second_round: both sides' second programs (new connections after the stop or reset)
+# must pass; then the TAP summary.
+second_round() {
+	start 2
+	finish 2
+	for t in "${names[@]}"; do
+		[ "${t%%:*}" = 2 ] && judge "$t" ok
+	done
+	tap_done
+}
 if [ "$RRXE_ROLE" = server ]; then
 	if [ "$boot" = 1 ]; then
 		start 1
@@ -172,12 +183,7 @@ if [ "$RRXE_ROLE" = server ]; then
 			esac
 		done
 	fi
-	start 2
-	finish 2
-	for t in "${names[@]}"; do
-		[ "${t%%:*}" = 2 ] && judge "$t" ok
-	done
-	tap_done
+	second_round
 	exit
 fi
 
@@ -255,9 +261,4 @@ else
 	done
 	check "no RC QP left" sh -c "! rdma res show qp | grep -q 'type RC'"
 fi
-start 2
-finish 2
-for t in "${names[@]}"; do
-	[ "${t%%:*}" = 2 ] && judge "$t" ok
-done
-tap_done
+second_round
