@@ -63,7 +63,7 @@ static struct ibv_ah *ah;
 static const uint32_t qkey = 0x11111111;
 static uint8_t *exp_buf, *got_buf;
 static double wc_timeout = 15, deadline;
-static int n_tests, n_failed, timeouts_in_row, case_timed_out;
+static int timeouts_in_row, case_timed_out;
 static uint64_t next_wr_id = 1;
 static int corrupt_case; /* -X N: flip a byte of case N's result before comparing */
 
@@ -72,37 +72,10 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("#   ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vnote("  ", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	return 1;
-}
-
-static void done(void)
-{
-	printf("1..%d\n", n_tests);
-	if (n_failed)
-		printf("# FAILED: %d of %d\n", n_failed, n_tests);
-	else
-		printf("# all %d passed\n", n_tests);
-}
-
-__attribute__((format(printf, 1, 2))) static void bail_out(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("not ok %d - ", ++n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	n_failed++;
-	done();
-	printf("Bail out! see the line above\n");
-	exit(1);
 }
 
 static void recover(void);
@@ -113,17 +86,13 @@ __attribute__((format(printf, 2, 3))) static void result(int errs, const char *f
 {
 	va_list ap;
 
-	printf("%s %d - ", errs ? "not ok" : "ok", ++n_tests);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vresult(!errs, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	if (!errs) {
 		timeouts_in_row = 0;
 		return;
 	}
-	n_failed++;
 	if (case_timed_out && ++timeouts_in_row >= 3)
 		bail_out("3 cases in a row got no completion within %.0f s: the device moves no data",
 			 wc_timeout);
@@ -233,7 +202,7 @@ static int compare(uint8_t *got, const uint8_t *want, size_t len, const char *wh
 {
 	size_t i, first = 0, n = 0;
 
-	if (corrupt_case == n_tests + 1 && len) {
+	if (corrupt_case == tap_n + 1 && len) {
 		printf("#   -X: flipping bit 0 of byte %zu of the %s\n", len / 2, what);
 		((uint8_t *)got)[len / 2] ^= 1;
 	}
@@ -1152,6 +1121,7 @@ int main(int argc, char **argv)
 	int opt, n, i, j, errs, len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	tap_bail_out_line = 1;
 	while ((opt = getopt(argc, argv, "d:g:s:m:t:T:X:h")) != -1) {
 		switch (opt) {
 		case 'd': devname = optarg; break;
@@ -1207,13 +1177,10 @@ int main(int argc, char **argv)
 	A.psn = 0xffffff - 20;
 	errs = rc_connect(&A, &B) || rc_connect(&B, &A);
 	errs = errs || check_rts(&A, &B) || check_rts(&B, &A);
-	printf("%s %d - RC QPs %u and %u connected over GID index %d, path MTU %u, inline %u\n",
-	       errs ? "not ok" : "ok", ++n_tests, A.qp->qp_num, B.qp->qp_num, gid_index,
-	       mtu_bytes, max_inline);
-	if (errs) {
-		n_failed++;
+	ok(!errs, "RC QPs %u and %u connected over GID index %d, path MTU %u, inline %u",
+	   A.qp->qp_num, B.qp->qp_num, gid_index, mtu_bytes, max_inline);
+	if (errs)
 		bail_out("cannot go on without connected RC QPs");
-	}
 
 	/* RC: every size, the initiator alternating. */
 	n = rc_sizes(sizes, max_size);
@@ -1252,7 +1219,7 @@ int main(int argc, char **argv)
 
 	/* Inline SEND and WRITE from an unregistered buffer reused at once. */
 	if (!max_inline) {
-		printf("ok %d - # SKIP inline: the device gives no inline data\n", ++n_tests);
+		skip("inline: the device gives no inline data");
 	} else {
 		const uint32_t il[] = { 0, 1, 7, 16, 63, 64, 65, max_inline / 2 + 1, max_inline };
 
@@ -1278,8 +1245,7 @@ int main(int argc, char **argv)
 
 	/* Atomics. */
 	if (dattr.atomic_cap == IBV_ATOMIC_NONE) {
-		printf("not ok %d - atomics: the device reports IBV_ATOMIC_NONE\n", ++n_tests);
-		n_failed++;
+		ok(0, "atomics: the device reports IBV_ATOMIC_NONE");
 	} else {
 		static const char *const names[] = { "FETCH_ADD", "CMP_SWAP", "mixed FETCH_ADD/CMP_SWAP" };
 
@@ -1357,8 +1323,7 @@ int main(int argc, char **argv)
 				       il[i]);
 			}
 		} else {
-			printf("ok %d - # SKIP UD inline: the device gives no inline data\n",
-			       ++n_tests);
+			skip("UD inline: the device gives no inline data");
 		}
 		for (i = 0; i < 2; i++) {
 			begin_case();
@@ -1369,6 +1334,5 @@ int main(int argc, char **argv)
 	}
 
 	printf("# data-check: %.1f s, seed %llu\n", now_s() - start, (unsigned long long)seed);
-	done();
-	return n_failed ? 1 : 0;
+	return tap_done();
 }

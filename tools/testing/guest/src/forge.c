@@ -74,23 +74,6 @@ static struct side A = { .psn = 0x123456 }, B = { .psn = 0xfffff0 };
 /* A UD QP on B's device, its CQ and its receive buffer (in B's MR). */
 static struct ibv_qp *ud;
 static struct ibv_cq *ud_cq;
-static int n_tests, n_failed;
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!ok)
-		n_failed++;
-	printf("%s %d - ", ok ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
 static void die(const char *what)
 {
 	printf("Bail out! %s: %s\n", what, strerror(errno));
@@ -345,11 +328,11 @@ static int expect_wc(struct side *s, const char *what, enum ibv_wc_opcode op)
 	struct ibv_wc wc;
 
 	if (!wait_wc(s, 10, &wc)) {
-		tap(0, "%s: no completion in 10 s", what);
+		ok(0, "%s: no completion in 10 s", what);
 		return 0;
 	}
-	tap(wc.status == IBV_WC_SUCCESS && wc.opcode == op, "%s: completion %s (opcode %d)", what,
-	    ibv_wc_status_str(wc.status), wc.opcode);
+	ok(wc.status == IBV_WC_SUCCESS && wc.opcode == op, "%s: completion %s (opcode %d)", what,
+	   ibv_wc_status_str(wc.status), wc.opcode);
 	return wc.status == IBV_WC_SUCCESS;
 }
 
@@ -469,7 +452,7 @@ static void forge_datagrams(void)
 		got = ibv_poll_cq(ud_cq, 1, &wc);
 		usleep(1000);
 	}
-	tap(!got, "datagrams with a wrong Q_Key or P_Key are not received");
+	ok(!got, "datagrams with a wrong Q_Key or P_Key are not received");
 	f.pkey = 0xffff;
 	forge(&f);
 	got = 0;
@@ -477,9 +460,9 @@ static void forge_datagrams(void)
 		got = ibv_poll_cq(ud_cq, 1, &wc);
 		usleep(1000);
 	}
-	tap(got == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG &&
-		    B.buf[6144 + GRH] == FORGED && B.buf[6144 + GRH + MSG - 1] == FORGED,
-	    "a datagram with the right keys is received (the forger's packets are valid)");
+	ok(got == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG &&
+		   B.buf[6144 + GRH] == FORGED && B.buf[6144 + GRH + MSG - 1] == FORGED,
+	   "a datagram with the right keys is received (the forger's packets are valid)");
 }
 
 static int canary_intact(const uint8_t *p, size_t n)
@@ -526,7 +509,7 @@ int main(int argc, char **argv)
 		die("post");
 	expect_wc(&A, "warm-up SEND", IBV_WC_SEND);
 	expect_wc(&B, "warm-up RECV", IBV_WC_RECV);
-	tap(!memcmp(A.buf, B.buf, MSG), "warm-up data");
+	ok(!memcmp(A.buf, B.buf, MSG), "warm-up data");
 
 	/* Phase ack: A's SEND waits for B's receive. */
 	fill(A.buf, 2);
@@ -535,15 +518,15 @@ int main(int argc, char **argv)
 	usleep(200000);
 	forge_responses();
 	got = wait_wc(&A, 1, &wc);
-	tap(!got, "forged responses complete nothing%s%s", got ? ": SEND completed with " : "",
-	    got ? ibv_wc_status_str(wc.status) : "");
-	tap(state(&A) == IBV_QPS_RTS, "A in RTS after forged responses (state %d)", state(&A));
+	ok(!got, "forged responses complete nothing%s%s", got ? ": SEND completed with " : "",
+	   got ? ibv_wc_status_str(wc.status) : "");
+	ok(state(&A) == IBV_QPS_RTS, "A in RTS after forged responses (state %d)", state(&A));
 	if (post_recv(&B, 512))
 		die("post_recv");
 	if (!got)
 		expect_wc(&A, "SEND after B's receive", IBV_WC_SEND);
 	expect_wc(&B, "RECV of the waiting SEND", IBV_WC_RECV);
-	tap(!memcmp(A.buf, B.buf + 512, MSG), "B received A's data");
+	ok(!memcmp(A.buf, B.buf + 512, MSG), "B received A's data");
 
 	/* Phase req: forged requests at B, then the real ones. */
 	if (post_recv(&B, 1024))
@@ -557,24 +540,24 @@ int main(int argc, char **argv)
 	expect_wc(&A, "SEND", IBV_WC_SEND);
 	expect_wc(&A, "RDMA WRITE", IBV_WC_RDMA_WRITE);
 	expect_wc(&B, "RECV", IBV_WC_RECV);
-	tap(!memcmp(A.buf, B.buf + 1024, MSG), "B received A's data, not the forged SEND's");
-	tap(!memcmp(A.buf + 1024, B.buf + 2048, MSG), "B's memory holds A's RDMA WRITE");
-	tap(canary_intact(B.buf + 4096, MSG), "the forged RDMA WRITEs wrote nothing");
+	ok(!memcmp(A.buf, B.buf + 1024, MSG), "B received A's data, not the forged SEND's");
+	ok(!memcmp(A.buf + 1024, B.buf + 2048, MSG), "B's memory holds A's RDMA WRITE");
+	ok(canary_intact(B.buf + 4096, MSG), "the forged RDMA WRITEs wrote nothing");
 	if (post(&A, IBV_WR_RDMA_READ, 3072, &B, 2048))
 		die("post");
 	expect_wc(&A, "RDMA READ", IBV_WC_RDMA_READ);
-	tap(!memcmp(A.buf + 1024, A.buf + 3072, MSG), "RDMA READ data");
+	ok(!memcmp(A.buf + 1024, A.buf + 3072, MSG), "RDMA READ data");
 	forge_datagrams();
-	tap(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS, "both QPs in RTS (%d, %d)",
-	    state(&A), state(&B));
+	ok(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS, "both QPs in RTS (%d, %d)",
+	   state(&A), state(&B));
 	{
 		struct ibv_port_attr pa;
 
 		if (ibv_query_port(B.ctx, 1, &pa))
 			die("query_port");
-		tap(pa.bad_pkey_cntr >= sent_pkey[1] && pa.qkey_viol_cntr >= sent_qkey,
-		    "%s port counters: bad_pkey_cntr %u (%u sent), qkey_viol_cntr %u (%u sent)",
-		    B.dev, pa.bad_pkey_cntr, sent_pkey[1], pa.qkey_viol_cntr, sent_qkey);
+		ok(pa.bad_pkey_cntr >= sent_pkey[1] && pa.qkey_viol_cntr >= sent_qkey,
+		   "%s port counters: bad_pkey_cntr %u (%u sent), qkey_viol_cntr %u (%u sent)",
+		   B.dev, pa.bad_pkey_cntr, sent_pkey[1], pa.qkey_viol_cntr, sent_qkey);
 	}
 	printf("# sent bad_addr %s %u\n# sent bad_addr %s %u\n", A.dev, sent_addr[0], B.dev,
 	       sent_addr[1]);
@@ -583,6 +566,6 @@ int main(int argc, char **argv)
 	printf("# sent bad_resp_psn %s %u\n# sent bad_req_psn %s %u\n", A.dev, sent_resp_psn, B.dev,
 	       sent_req_psn);
 	printf("# sent bad_qkey %s %u\n", B.dev, sent_qkey);
-	printf("1..%d\n", n_tests);
-	return n_failed ? 1 : 0;
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
 }

@@ -57,45 +57,6 @@ static union ibv_gid gid;
 static int gid_index = -1;
 static const uint8_t port = 1;
 static const char *devname;
-static int n_tests, n_failed;
-
-__attribute__((format(printf, 2, 3))) static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		n_failed++;
-}
-
-static int done(void)
-{
-	printf("1..%d\n", n_tests);
-	if (n_failed) {
-		printf("# FAILED: %d of %d\n", n_failed, n_tests);
-		return 1;
-	}
-	printf("# all %d passed\n", n_tests);
-	return 0;
-}
-
-__attribute__((format(printf, 1, 2))) static void bail_out(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("not ok %d - ", ++n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	n_failed++;
-	done();
-	exit(1);
-}
 
 /* The device's hw_counter NAME (port 1), or -1. */
 static long long counter(const char *name)
@@ -200,8 +161,8 @@ static void destroy_timed(struct ibv_qp **qp, const char *what)
 
 	t = now_s() - t;
 	*qp = NULL;
-	result(!err && t < LIMIT_S, "destroy %s: %s in %.3f s (limit %.0f s)", what,
-	       err ? strerror(err) : "done", t, LIMIT_S);
+	ok(!err && t < LIMIT_S, "destroy %s: %s in %.3f s (limit %.0f s)", what,
+	   err ? strerror(err) : "done", t, LIMIT_S);
 }
 
 /* rcvd_rnr_err must stop growing once A is in ERR or gone. */
@@ -211,8 +172,8 @@ static void counters_stop(void)
 
 	sleep(2);
 	r1 = counter("rcvd_rnr_err");
-	result(r1 - r0 <= 1, "no RNR NAK retries after the requester's end (rcvd_rnr_err +%lld in 2 s)",
-	       r1 - r0);
+	ok(r1 - r0 <= 1, "no RNR NAK retries after the requester's end (rcvd_rnr_err +%lld in 2 s)",
+	   r1 - r0);
 }
 
 /* A to ERR: every SEND flushed, in order, within LIMIT_S. */
@@ -225,8 +186,7 @@ static void flush(int sends)
 
 	err = ibv_modify_qp(qa, &a, IBV_QP_STATE);
 	t = now_s() - t0;
-	result(!err && t < LIMIT_S, "requester to ERR: %s in %.3f s", err ? strerror(err) : "done",
-	       t);
+	ok(!err && t < LIMIT_S, "requester to ERR: %s in %.3f s", err ? strerror(err) : "done", t);
 	while (got < sends && now_s() - t0 < LIMIT_S) {
 		n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
@@ -245,11 +205,11 @@ static void flush(int sends)
 		}
 	}
 	t = now_s() - t0;
-	result(got == sends && !bad,
-	       "%d of %d SENDs completed with IBV_WC_WR_FLUSH_ERR in order within %.3f s (%d other)",
-	       got - bad, sends, t, bad);
+	ok(got == sends && !bad,
+	   "%d of %d SENDs completed with IBV_WC_WR_FLUSH_ERR in order within %.3f s (%d other)",
+	   got - bad, sends, t, bad);
 	counters_stop();
-	result(!unexpected_wcs(), "no further completion");
+	ok(!unexpected_wcs(), "no further completion");
 }
 
 static void usage(void)
@@ -369,22 +329,22 @@ int main(int argc, char **argv)
 	printf("# %.1f s: rcvd_rnr_err +%lld, send_rnr_err +%lld, sent_pkts +%lld (%.1f, %.1f, "
 	       "%.1f per s); busiest second %.1f RNR NAKs\n",
 	       el, r, s, p, r / el, s / el, p / el, worst);
-	result(!wcs, "no completion while the responder has no receive (%d)", wcs);
-	result(!not_rts, "both QPs in RTS throughout (%d of %d checks not)", not_rts, windows);
-	result(r > 0 && s > 0 && !stalled && now - last_growth <= STALL_S,
-	       "RNR NAKs sent and received throughout, never %.0f s without (the last %.1f s "
-	       "before the end)", STALL_S, now - last_growth);
-	result(!hot && r / el <= bound && s / el <= bound,
-	       "RNR NAK rate bounded by the RNR timer: at most %.1f per s in any second", bound);
-	result(p / el <= (2 * sends + 4) * bound, "sent_pkts rate %.1f per s, at most %.1f",
-	       p / el, (2 * sends + 4) * bound);
-	result(max_lag < LAG_S, "userspace responsive: a 200 ms sleep took at most %.3f s longer",
-	       max_lag);
+	ok(!wcs, "no completion while the responder has no receive (%d)", wcs);
+	ok(!not_rts, "both QPs in RTS throughout (%d of %d checks not)", not_rts, windows);
+	ok(r > 0 && s > 0 && !stalled && now - last_growth <= STALL_S,
+	   "RNR NAKs sent and received throughout, never %.0f s without (the last %.1f s "
+	   "before the end)", STALL_S, now - last_growth);
+	ok(!hot && r / el <= bound && s / el <= bound,
+	   "RNR NAK rate bounded by the RNR timer: at most %.1f per s in any second", bound);
+	ok(p / el <= (2 * sends + 4) * bound, "sent_pkts rate %.1f per s, at most %.1f",
+	   p / el, (2 * sends + 4) * bound);
+	ok(max_lag < LAG_S, "userspace responsive: a 200 ms sleep took at most %.3f s longer",
+	   max_lag);
 
 	if (!strcmp(end, "kill")) {
-		if (n_failed)
-			return done();
-		printf("# all %d passed; waiting to be killed\n", n_tests);
+		if (tap_failed)
+			return tap_done();
+		printf("# all %d passed; waiting to be killed\n", tap_n);
 		for (;;)
 			pause();
 	}
@@ -400,5 +360,5 @@ int main(int argc, char **argv)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	return done();
+	return tap_done();
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the guest test programs (the C files next to this one): opening
- * a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID, listing the
- * uverbs mappings of this process, a small PRNG.
+ * Helpers shared by the guest test programs (the C files next to this one): TAP output,
+ * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
+ * listing the uverbs mappings of this process, a small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -17,6 +17,97 @@
 #include <infiniband/verbs.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * TAP: ok() and skip() print the numbered test lines, note() a comment, tap_done() the
+ * plan and the summary at the end. Every line is flushed at once: a program killed at
+ * its time limit keeps what it printed.
+ */
+static int tap_n, tap_failed;
+
+/*
+ * bail_out() ends with a "Bail out!" line if set: for a program whose output is its
+ * test's TAP stream as it stands, not quoted as comments by its script.
+ */
+static int tap_bail_out_line;
+
+static inline void tap_vresult(int pass, const char *fmt, va_list ap)
+{
+	tap_n++;
+	if (!pass)
+		tap_failed++;
+	printf("%s %d - ", pass ? "ok" : "not ok", tap_n);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* A test line: "ok N - MESSAGE" if PASS, else "not ok N - MESSAGE". */
+__attribute__((format(printf, 2, 3))) static inline void ok(int pass, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vresult(pass, fmt, ap);
+	va_end(ap);
+}
+
+/* A skipped test: "ok N - # SKIP WHY". */
+__attribute__((format(printf, 1, 2))) static inline void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d - # SKIP ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* A comment line: "# ", INDENT, the message. */
+static inline void tap_vnote(const char *indent, const char *fmt, va_list ap)
+{
+	printf("# %s", indent);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 1, 2))) static inline void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vnote("", fmt, ap);
+	va_end(ap);
+}
+
+/* The plan and a summary line; returns the exit status: 1 if a test failed. */
+static inline int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	if (tap_failed)
+		printf("# FAILED: %d of %d\n", tap_failed, tap_n);
+	else
+		printf("# all %d passed\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+/* A failed test line saying why, tap_done(), and exit 1: the program cannot go on. */
+__attribute__((format(printf, 1, 2), noreturn))
+static inline void bail_out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vresult(0, fmt, ap);
+	va_end(ap);
+	tap_done();
+	if (tap_bail_out_line)
+		printf("Bail out! see the line above\n");
+	exit(1);
+}
 
 /* The verb is not implemented by the device (or the provider). */
 static inline int is_unsupported(int err)

@@ -79,49 +79,6 @@ static int rounds = 200, verbose, headers_only, no_thread;
 static int have_qp, have_srq, have_ah, have_mr, have_mw1, have_mw2, loopback_ok;
 static volatile const char *step = "start";
 
-/* TAP */
-static int tap_n, tap_failed;
-
-static __attribute__((format(printf, 2, 3))) void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	tap_n++;
-	if (!cond)
-		tap_failed++;
-	printf("%sok %d - ", cond ? "" : "not ", tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static __attribute__((format(printf, 1, 2))) void skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	tap_n++;
-	printf("ok %d - # SKIP ", tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static __attribute__((format(printf, 1, 2))) void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
 static void on_alarm(int sig)
 {
 	char buf[256];
@@ -2354,10 +2311,5 @@ int main(int argc, char **argv)
 	}
 	alarm(0);
 	ok(!ibv_close_device(ctx), "close the device");
-	printf("1..%d\n", tap_n);
-	if (tap_failed)
-		printf("# FAILED: %d of %d\n", tap_failed, tap_n);
-	else
-		printf("# all %d passed\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return tap_done();
 }
