@@ -183,20 +183,6 @@ static int expect_wc(struct ibv_cq *cq, const struct exp_wc *e, const char *what
 	return errs;
 }
 
-static void fill_random(uint8_t *p, size_t len)
-{
-	uint64_t v;
-
-	while (len >= 8) {
-		v = rng64();
-		memcpy(p, &v, 8);
-		p += 8;
-		len -= 8;
-	}
-	v = rng64();
-	memcpy(p, &v, len);
-}
-
 /* Compares LEN bytes; reports the first difference and how many bytes differ. */
 static int compare(uint8_t *got, const uint8_t *want, size_t len, const char *what)
 {

@@ -33,7 +33,6 @@
  */
 #include <getopt.h>
 #include <unistd.h>
-#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 #include "rrxe-test.h"
 
@@ -543,24 +542,6 @@ out:
 		ibv_dealloc_mw(mw);
 	pair_free(&p);
 	bufs_free(&b);
-}
-
-/* The doorbell: POST_SEND with no work requests, as librxe's post_send_db. */
-static int doorbell(struct ibv_qp *qp)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
-	} c = {};
-	struct ib_uverbs_post_send_resp resp;
-
-	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
-	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	return write(ctx->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
 }
 
 /*

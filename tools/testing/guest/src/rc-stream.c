@@ -66,17 +66,8 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 
 static void fill(uint8_t *p, uint32_t len, uint64_t seed)
 {
-	uint64_t v;
-
 	rng_seed(seed + 1);
-	while (len >= 8) {
-		v = rng64();
-		memcpy(p, &v, 8);
-		p += 8;
-		len -= 8;
-	}
-	v = rng64();
-	memcpy(p, &v, len);
+	fill_random(p, len);
 }
 
 /* Message N: N, then PRNG(N) bytes. */

@@ -61,19 +61,7 @@ static const char *devname;
 /* The device's hw_counter NAME (port 1), or -1. */
 static long long counter(const char *name)
 {
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
-		 ibv_get_device_name(ctx->device), port, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return hw_counter(ibv_get_device_name(ctx->device), port, name);
 }
 
 static struct ibv_qp *new_qp(void)

@@ -2,7 +2,8 @@
 /*
  * Helpers shared by the guest test programs (the C files next to this one): TAP output,
  * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
- * listing the uverbs mappings of this process, a small PRNG.
+ * reading a hw_counter, listing the uverbs mappings of this process and ringing a QP's
+ * doorbell, a small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -184,6 +187,24 @@ static inline int find_gid(struct ibv_context *ctx, uint8_t port, int want, unio
 	return -1;
 }
 
+/* The hw_counter NAME of port PORT of device DEV, or -1 if it cannot be read. */
+static inline long long hw_counter(const char *dev, int port, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", dev,
+		 port, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* One mapping of a /dev/infiniband/uverbsN file in this process. */
 struct uverbs_map {
 	uintptr_t start, end;
@@ -242,6 +263,31 @@ static inline int uverbs_maps_new(const struct uverbs_map *before, int nb,
 	return n;
 }
 
+/*
+ * Rings QP's doorbell: the uverbs command POST_SEND with no work requests, as librxe's
+ * post_send_db. Returns 0 or an errno.
+ */
+static inline int doorbell(struct ibv_qp *qp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} c = {};
+	struct ib_uverbs_post_send_resp resp;
+	ssize_t n;
+
+	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(resp) / 4;
+	c.cmd.response = (uintptr_t)&resp;
+	c.cmd.qp_handle = qp->handle;
+	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
+	n = write(qp->context->cmd_fd, &c, sizeof(c));
+	if (n == (ssize_t)sizeof(c))
+		return 0;
+	return n < 0 ? errno : EIO;
+}
+
 /* xorshift64*: reproducible from a seed. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -261,6 +307,21 @@ static inline uint64_t rng64(void)
 static inline uint32_t rng32(void)
 {
 	return rng64() >> 32;
+}
+
+/* LEN bytes of the PRNG's output at P. */
+static inline void fill_random(uint8_t *p, size_t len)
+{
+	uint64_t v;
+
+	while (len >= 8) {
+		v = rng64();
+		memcpy(p, &v, 8);
+		p += 8;
+		len -= 8;
+	}
+	v = rng64();
+	memcpy(p, &v, len);
 }
 
 /* A 32-bit value that is often an edge case: 0, ~0, powers of two and neighbours, random. */

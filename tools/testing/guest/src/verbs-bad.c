@@ -221,24 +221,6 @@ static int raw_write(void *cmd, size_t len)
 	return n < 0 ? errno : EIO;
 }
 
-/* The doorbell: POST_SEND with no work requests, as librxe's post_send_db. */
-static int doorbell(struct ibv_qp *qp)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
-	} c = {};
-	struct ib_uverbs_post_send_resp resp;
-
-	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
-	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	return raw_write(&c, sizeof(c));
-}
-
 static int raw_destroy_cq(uint32_t handle)
 {
 	struct {
@@ -1590,24 +1572,6 @@ out:
 #define RNR_N 8
 #define RNR_SECS 22
 
-/* The port's hw counter NAME of the device, or -1. */
-static long long port_counter(const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", devname,
-		 PORT, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /*
  * One round of rnr-forever: RC QP A sends RNR_N SENDs to RC QP B, which never posts a
  * receive. A has rnr_retry 7 (retry for ever) and B asks for the shortest RNR timer
@@ -1679,7 +1643,7 @@ static void rnr_round(int secs, int via_err)
 	if (err)
 		goto out;
 	at("rnr-forever: retrying");
-	rnr0 = port_counter("rcvd_rnr_err");
+	rnr0 = hw_counter(devname, PORT, "rcvd_rnr_err");
 	last = now_s();
 	end = last + secs;
 	while ((t = now_s()) < end) {
@@ -1690,7 +1654,7 @@ static void rnr_round(int secs, int via_err)
 		got += k > 0 ? k : 0;
 		usleep(100000);
 	}
-	rnr1 = port_counter("rcvd_rnr_err");
+	rnr1 = hw_counter(devname, PORT, "rcvd_rnr_err");
 	ok(!got, "rnr-forever (%s): nothing completes in %d s of RNR retries (%d completions)",
 	   how, secs, got);
 	ok(gap < 1, "rnr-forever (%s): the process ran every 100 ms (longest gap %.3f s)", how,
