@@ -958,50 +958,18 @@ static int side_init(struct side *s, uint32_t *got_inline)
 /* Moves S through INIT and RTR to RTS, connected to D's QP. */
 static int rc_connect(struct side *s, struct side *d)
 {
-	struct ibv_qp_attr a;
-	int err;
+	struct rc_conn c = {
+		.port = port, .sgid_index = gid_index, .dgid = gid, .mtu = path_mtu,
+		.dest_qpn = d->qp->qp_num, .rq_psn = d->psn, .sq_psn = s->psn,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = rd_atom, .min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7,
+	};
+	const char *step;
+	int err = connect_rc_qp(s->qp, &c, &step);
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = port;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	err = ibv_modify_qp(s->qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (err)
-		return bad("%s: modify to INIT: %s", s->name, strerror(err));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = path_mtu;
-	a.dest_qp_num = d->qp->qp_num;
-	a.rq_psn = d->psn;
-	a.max_dest_rd_atomic = rd_atom;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = port;
-	err = ibv_modify_qp(s->qp, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return bad("%s: modify to RTR: %s", s->name, strerror(err));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = s->psn;
-	a.max_rd_atomic = rd_atom;
-	err = ibv_modify_qp(s->qp, &a,
-			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (err)
-		return bad("%s: modify to RTS: %s", s->name, strerror(err));
-	return 0;
+	return err ? bad("%s: modify to %s: %s", s->name, step, strerror(err)) : 0;
 }
 
 static int ud_connect(struct side *s)

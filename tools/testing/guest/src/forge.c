@@ -213,40 +213,18 @@ static void setup(struct side *s)
 
 static void connect_to(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a = { 0 };
+	struct rc_conn c = {
+		.port = 1, .sgid_index = s->gid_index, .dgid = peer->gid, .mtu = IBV_MTU_1024,
+		.dest_qpn = peer->qp->qp_num, .rq_psn = peer->psn, .sq_psn = s->psn,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, .rd_atomic = 1,
+		.min_rnr_timer = 20, /* 10 ms */
+		.timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, /* forever */
+	};
+	const char *step;
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					    IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 20; /* 10 ms */
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					    IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7; /* forever */
-	a.sq_psn = s->psn;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	if (connect_rc_qp(s->qp, &c, &step))
+		die(step);
 }
 
 static int post(struct side *s, enum ibv_wr_opcode op, size_t off, const struct side *peer,

@@ -98,45 +98,14 @@ static unsigned int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ
 
 static int connect_qp(struct pair *p, int i)
 {
-	struct ibv_qp_attr a;
-	int err;
+	struct rc_conn c = {
+		.port = PORT, .sgid_index = gid_index, .dgid = gid, .mtu = path_mtu,
+		.dest_qpn = p->qp[!i]->qp_num, .rq_psn = 100 * !i, .sq_psn = 100 * i,
+		.access = qp_access, .rd_atomic = 1, .min_rnr_timer = 1, .timeout = 14,
+		.retry_cnt = 7, .rnr_retry = 7,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = PORT;
-	a.qp_access_flags = qp_access;
-	err = ibv_modify_qp(p->qp[i], &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = path_mtu;
-	a.dest_qp_num = p->qp[!i]->qp_num;
-	a.rq_psn = 100 * !i;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	err = ibv_modify_qp(p->qp[i], &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100 * i;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(p->qp[i], &a,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return connect_rc_qp(p->qp[i], &c, NULL);
 }
 
 static void pair_free(struct pair *p)

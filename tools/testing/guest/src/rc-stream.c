@@ -146,40 +146,16 @@ static void tcp_setup(const char *server, int port)
 static void connect_qp(const struct peer_info *r, uint32_t psn, int gid_index,
 		       enum ibv_mtu mtu, uint8_t timeout, uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a;
+	struct rc_conn c = {
+		.port = 1, .sgid_index = gid_index, .mtu = mtu, .dest_qpn = r->qpn,
+		.rq_psn = r->psn, .sq_psn = psn,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, .rd_atomic = 1,
+		.min_rnr_timer = 12, .timeout = timeout, .retry_cnt = retry_cnt, .rnr_retry = 7,
+	};
 	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = r->qpn;
-	a.rq_psn = r->psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	memcpy(a.ah_attr.grh.dgid.raw, r->gid, 16);
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = 7;
-	a.sq_psn = psn;
-	a.max_rd_atomic = 1;
-	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-						  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-						  IBV_QP_MAX_QP_RD_ATOMIC);
+	memcpy(c.dgid.raw, r->gid, 16);
+	err = connect_rc_qp(qp, &c, NULL);
 	if (err)
 		fail("connect the QP: %s", strerror(err));
 }

@@ -79,43 +79,15 @@ static struct ibv_qp *new_qp(void)
 static int connect_qp(struct ibv_qp *s, struct ibv_qp *d, enum ibv_mtu mtu, uint8_t rnr_timer,
 		      uint8_t timeout)
 {
-	struct ibv_qp_attr a;
-	int err;
+	struct rc_conn c = {
+		.port = port, .sgid_index = gid_index, .dgid = gid, .mtu = mtu,
+		.dest_qpn = d->qp_num, .rq_psn = d->qp_num & 0xffffff,
+		.sq_psn = s->qp_num & 0xffffff, .access = IBV_ACCESS_LOCAL_WRITE, .rd_atomic = 1,
+		.min_rnr_timer = rnr_timer, .timeout = timeout, .retry_cnt = 7,
+		.rnr_retry = 7, /* infinite */
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = port;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
-	err = ibv_modify_qp(s, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = d->qp_num;
-	a.rq_psn = d->qp_num & 0xffffff;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = rnr_timer;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = port;
-	err = ibv_modify_qp(s, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7; /* infinite */
-	a.sq_psn = s->qp_num & 0xffffff;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return connect_rc_qp(s, &c, NULL);
 }
 
 static int qp_state(struct ibv_qp *qp)

@@ -2,8 +2,8 @@
 /*
  * Helpers shared by the guest test programs (the C files next to this one): TAP output,
  * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
- * reading a hw_counter, listing the uverbs mappings of this process and ringing a QP's
- * doorbell, a small PRNG.
+ * reading a hw_counter, connecting an RC QP, listing the uverbs mappings of this process
+ * and ringing a QP's doorbell, a small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -203,6 +203,63 @@ static inline long long hw_counter(const char *dev, int port, const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* What connect_rc_qp() sets: the peer and the attributes the tests choose. */
+struct rc_conn {
+	uint8_t port;
+	int sgid_index;
+	union ibv_gid dgid;
+	enum ibv_mtu mtu;
+	uint32_t dest_qpn, rq_psn, sq_psn;
+	unsigned int access;	/* qp_access_flags */
+	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic */
+	uint8_t min_rnr_timer;	/* the RNR NAK timer this QP answers with */
+	uint8_t timeout, retry_cnt, rnr_retry;
+};
+
+/*
+ * Moves RC QP from RESET through INIT and RTR to RTS, connected as C says. Returns 0, or
+ * the error of the first transition that failed and, if STEP, its state in *STEP ("INIT",
+ * "RTR" or "RTS").
+ */
+static inline int connect_rc_qp(struct ibv_qp *qp, const struct rc_conn *c, const char **step)
+{
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT, .port_num = c->port, .qp_access_flags = c->access,
+	};
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = c->mtu, .dest_qp_num = c->dest_qpn,
+		.rq_psn = c->rq_psn, .max_dest_rd_atomic = c->rd_atomic,
+		.min_rnr_timer = c->min_rnr_timer,
+		.ah_attr = { .is_global = 1, .port_num = c->port,
+			     .grh = { .dgid = c->dgid, .sgid_index = c->sgid_index,
+				      .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS, .timeout = c->timeout, .retry_cnt = c->retry_cnt,
+		.rnr_retry = c->rnr_retry, .sq_psn = c->sq_psn, .max_rd_atomic = c->rd_atomic,
+	};
+	const char *at = "INIT";
+	int err;
+
+	err = ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS);
+	if (!err) {
+		at = "RTR";
+		err = ibv_modify_qp(qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	}
+	if (!err) {
+		at = "RTS";
+		err = ibv_modify_qp(qp, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					      IBV_QP_MAX_QP_RD_ATOMIC);
+	}
+	if (err && step)
+		*step = at;
+	return err;
 }
 
 /* One mapping of a /dev/infiniband/uverbsN file in this process. */

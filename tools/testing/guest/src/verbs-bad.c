@@ -1351,33 +1351,19 @@ static void test_flush_spin(void)
 #define RW_N 6
 #define RW_LEN 3000
 
-/* Moves QP to RTR and RTS connected to DEST; the responder side waits little on RNR. */
+/* QP through INIT and RTR to RTS, connected to DEST; the responder side waits little on RNR. */
 static int rw_connect(struct ibv_qp *qp, uint32_t dest)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = PORT,
-			     .grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 } },
+	struct rc_conn c = {
+		.port = PORT, .sgid_index = gid_index, .dgid = gid, .mtu = IBV_MTU_1024,
+		.dest_qpn = dest,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, /* for ever */
 	};
-	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7; /* for ever */
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					    IBV_QP_MAX_QP_RD_ATOMIC);
+	return connect_rc_qp(qp, &c, NULL);
 }
 
 /* The send WQE at ring position I of the SQ mapping Q. */
@@ -1444,11 +1430,7 @@ static void test_rewrite_wqe(void)
 		goto out;
 	}
 	n = maps_new(nm);
-	err = qp_to_init(qpa);
-	if (!err)
-		err = qp_to_init(qpb);
-	if (!err)
-		err = rw_connect(qpa, qpb->qp_num);
+	err = rw_connect(qpa, qpb->qp_num);
 	if (!err)
 		err = rw_connect(qpb, qpa->qp_num);
 	ok(!err, "rewrite-wqe: QPs to RTS: %s", err_str(err));
@@ -1623,11 +1605,7 @@ static void rnr_round(int secs, int via_err)
 		ok(0, "rnr-forever (%s): create_qp: %s", how, strerror(errno));
 		goto out;
 	}
-	err = qp_to_init(qpa);
-	if (!err)
-		err = qp_to_init(qpb);
-	if (!err)
-		err = rw_connect(qpa, qpb->qp_num);
+	err = rw_connect(qpa, qpb->qp_num);
 	if (!err)
 		err = rw_connect(qpb, qpa->qp_num);
 	for (i = 0; i < RNR_N && !err; i++) {
