@@ -37,15 +37,7 @@ set -uo pipefail
 
 mode=${1:-}
 case $mode in stop | reset) ;; *) die "usage: peer-down.sh stop|reset" ;; esac
-[ "${RRXE_VMS:-1}" = 2 ] || die "run with --vms 2"
-[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
-dev=$RRXE_DEV
-gid=$RRXE_GID_INDEX
-case $RRXE_ROLE in
-server) server=$RRXE_MY_IP ;;
-client) server=$RRXE_PEER_IP ;;
-*) die "unknown role $RRXE_ROLE" ;;
-esac
+tr_two_vms
 boot=${RRXE_BOOT:-1}
 stream=/usr/libexec/rrxe/rc-stream
 [ -x "$stream" ] || die "$stream is missing from the image"

@@ -19,17 +19,9 @@ set -uo pipefail
 # shellcheck source=tools/testing/guest/traffic-lib.sh
 . "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
 
-[ "${RRXE_VMS:-1}" = 2 ] || die "run with --vms 2"
-[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+tr_two_vms
 [ $# = 2 ] || die "usage: soak.sh FIRST LAST"
 first=$1 last=$2
-dev=$RRXE_DEV
-gid=$RRXE_GID_INDEX
-case $RRXE_ROLE in
-server) server=$RRXE_MY_IP ;;
-client) server=$RRXE_PEER_IP ;;
-*) die "unknown role $RRXE_ROLE" ;;
-esac
 mtu=$(tr_active_mtu "$dev")
 [ -n "$mtu" ] || die "ibv_devinfo -d $dev shows no active_mtu"
 secs=90

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Helpers for the traffic tests (pingpong.sh, rping.sh, perftest.sh, two-vm-traffic.sh):
-# sourced after lib.sh, not a test itself. A test is a server command and a client command
-# (ibv_*_pingpong, perftest, rping, ...):
+# Helpers for the traffic tests (pingpong.sh, rping.sh, perftest.sh, two-vm-traffic.sh,
+# soak.sh, peer-down.sh): sourced after lib.sh, not a test itself. A test is a server
+# command and a client command (ibv_*_pingpong, perftest, rping, ...):
 #   one VM (role single): the server runs in the background, the client next to it;
 #   two VMs: the VM with role "server" runs the server command, "client" the client one,
 #   once the server listens (the server VM accepts a TCP connection on a port of its own
@@ -28,6 +28,9 @@
 #   TR_EXPECT_FAIL=WHY tr_run ...
 #        a test that must fail (the C driver's known defects): ok if it fails, saying WHY
 #   tr_active_mtu DEV    the port's active MTU in bytes
+#   tr_two_vms           for a test of two VMs over the device: dies unless run with
+#                        --vms 2 and a device; sets dev and gid (RRXE_DEV and its GID
+#                        index) and server (the server VM's address, on either VM)
 #   TR_SX                a command prefix for the server side in tr_rping (e.g. ip netns
 #                        exec ns1; default none); scripts may use it for their own tests
 
@@ -342,4 +345,16 @@ chk_status0() {
 
 tr_active_mtu() {
 	ibv_devinfo -d "$1" 2>/dev/null | awk '/active_mtu:/ { print $2; exit }'
+}
+
+# shellcheck disable=SC2034 # dev, gid and server are for the caller
+tr_two_vms() {
+	[ "${RRXE_VMS:-1}" = 2 ] || die "run with --vms 2"
+	[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+	dev=$RRXE_DEV gid=$RRXE_GID_INDEX
+	case $RRXE_ROLE in
+	server) server=$RRXE_MY_IP ;;
+	client) server=$RRXE_PEER_IP ;;
+	*) die "unknown role $RRXE_ROLE" ;;
+	esac
 }

@@ -16,15 +16,7 @@ set -uo pipefail
 # shellcheck source=tools/testing/guest/traffic-lib.sh
 . "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
 
-[ "${RRXE_VMS:-1}" = 2 ] || die "run with --vms 2"
-[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
-dev=$RRXE_DEV
-gid=$RRXE_GID_INDEX
-case $RRXE_ROLE in
-server) server=$RRXE_MY_IP ;;
-client) server=$RRXE_PEER_IP ;;
-*) die "unknown role $RRXE_ROLE" ;;
-esac
+tr_two_vms
 mtu=$(tr_active_mtu "$dev")
 echo "# $RRXE_ROLE $RRXE_MY_IP, peer $RRXE_PEER_IP, $dev GID index $gid, active MTU ${mtu:-?}"
 [ -n "$mtu" ] || die "ibv_devinfo -d $dev shows no active_mtu"
