@@ -307,6 +307,39 @@ static uint32_t rand_imm(void)
 }
 
 /*
+ * Points WR at LEN bytes of new random data, a copy in exp_buf: at most NS SGEs (in SGE)
+ * of S's buffer or, if INL, one SGE of a new unregistered buffer, returned in *IBUF for
+ * the caller to overwrite once posted and to free. Returns an error count.
+ */
+static int set_source(struct side *s, struct ibv_send_wr *wr, struct ibv_sge *sge, int ns,
+		      uint32_t len, int inl, uint8_t **ibuf)
+{
+	size_t end;
+
+	*ibuf = NULL;
+	if (!inl) {
+		ns = make_sgl(sge, ns, s, GUARD, len, 0, &end);
+		fill_sgl(sge, ns);
+		gather(exp_buf, sge, ns, len);
+		wr->sg_list = sge;
+		wr->num_sge = ns;
+		return 0;
+	}
+	*ibuf = malloc(len + 1);
+	if (!*ibuf)
+		return bad("out of memory");
+	fill_random(*ibuf, len);
+	memcpy(exp_buf, *ibuf, len);
+	sge->addr = (uintptr_t)*ibuf;
+	sge->length = len;
+	sge->lkey = 0;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = IBV_SEND_INLINE;
+	return 0;
+}
+
+/*
  * SEND of LEN bytes from S to D: NS SGEs on the sending side, NR on the receiving one
  * (with some spare room), with immediate data if IMM. INLINE: from an unregistered buffer
  * that is overwritten as soon as ibv_post_send returns.
@@ -314,35 +347,18 @@ static uint32_t rand_imm(void)
 static int do_send(struct side *s, struct side *d, uint32_t len, int ns, int nr, int imm,
 		   int inl)
 {
-	struct ibv_sge ssge[MAX_SGE_USED], rsge[MAX_SGE_USED], isge;
+	struct ibv_sge ssge[MAX_SGE_USED], rsge[MAX_SGE_USED];
 	struct ibv_send_wr wr = { 0 };
 	uint32_t extra = len < MAX_MSG - 4096 ? rng32() % 128 : 0, imm_data = rand_imm();
 	uint64_t rid = next_wr_id++, sid = next_wr_id++;
-	size_t send_end, recv_end;
-	uint8_t *ibuf = NULL;
+	size_t recv_end;
+	uint8_t *ibuf;
 	int errs = 0;
 
 	nr = make_sgl(rsge, nr, d, GUARD, len, extra, &recv_end);
 	memset(d->buf, CANARY, recv_end + GUARD);
-	if (inl) {
-		ibuf = malloc(len + 1);
-		if (!ibuf)
-			return bad("out of memory");
-		fill_random(ibuf, len);
-		memcpy(exp_buf, ibuf, len);
-		isge.addr = (uintptr_t)ibuf;
-		isge.length = len;
-		isge.lkey = 0;
-		wr.sg_list = &isge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_INLINE;
-	} else {
-		ns = make_sgl(ssge, ns, s, GUARD, len, 0, &send_end);
-		fill_sgl(ssge, ns);
-		gather(exp_buf, ssge, ns, len);
-		wr.sg_list = ssge;
-		wr.num_sge = ns;
-	}
+	if (set_source(s, &wr, ssge, ns, len, inl, &ibuf))
+		return 1;
 	if (post_recv(d->qp, rid, rsge, nr)) {
 		free(ibuf);
 		return 1;
@@ -381,34 +397,17 @@ static int do_send(struct side *s, struct side *d, uint32_t len, int ns, int nr,
  */
 static int do_write(struct side *s, struct side *d, uint32_t len, int ns, int imm, int inl)
 {
-	struct ibv_sge ssge[MAX_SGE_USED], isge;
+	struct ibv_sge ssge[MAX_SGE_USED];
 	struct ibv_send_wr wr = { 0 };
-	size_t doff = GUARD + (rng32() % 31) * 2 + 1, send_end;
+	size_t doff = GUARD + (rng32() % 31) * 2 + 1;
 	uint64_t rid = next_wr_id++, sid = next_wr_id++;
 	uint32_t imm_data = rand_imm();
-	uint8_t *ibuf = NULL;
+	uint8_t *ibuf;
 	int errs = 0;
 
 	memset(d->buf, CANARY, doff + len + GUARD);
-	if (inl) {
-		ibuf = malloc(len + 1);
-		if (!ibuf)
-			return bad("out of memory");
-		fill_random(ibuf, len);
-		memcpy(exp_buf, ibuf, len);
-		isge.addr = (uintptr_t)ibuf;
-		isge.length = len;
-		isge.lkey = 0;
-		wr.sg_list = &isge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_INLINE;
-	} else {
-		ns = make_sgl(ssge, ns, s, GUARD, len, 0, &send_end);
-		fill_sgl(ssge, ns);
-		gather(exp_buf, ssge, ns, len);
-		wr.sg_list = ssge;
-		wr.num_sge = ns;
-	}
+	if (set_source(s, &wr, ssge, ns, len, inl, &ibuf))
+		return 1;
 	if (imm && post_recv(d->qp, rid, NULL, 0)) {
 		free(ibuf);
 		return 1;
