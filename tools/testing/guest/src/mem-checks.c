@@ -267,6 +267,26 @@ static int poisoned(const uint8_t *p, size_t lo, size_t hi, size_t *at)
 	return 1;
 }
 
+/* The buffers and the QP pair of check NAME; on failure a failed TAP line, and -1. */
+static int setup(const char *name, struct bufs *b, struct pair *p)
+{
+	if (!bufs_new(b) && !pair_new(p))
+		return 0;
+	tap(0, name, "setup failed");
+	bufs_free(b);
+	return -1;
+}
+
+/* What setup() made, and the window MW if any. */
+static void teardown(struct ibv_mw *mw, struct pair *p, struct bufs *b)
+{
+	/* Windows first: rxe cannot destroy a QP a type 2 window is bound to (a WARN). */
+	if (mw)
+		ibv_dealloc_mw(mw);
+	pair_free(p);
+	bufs_free(b);
+}
+
 static void dereg_busy(int type)
 {
 	const char *name = type == 1 ? "dereg_busy_t1" : "dereg_busy_t2";
@@ -276,11 +296,8 @@ static void dereg_busy(int type)
 	uint32_t rkey;
 	int st, err;
 
-	if (bufs_new(&b) || pair_new(&p)) {
-		tap(0, name, "setup failed");
-		bufs_free(&b);
+	if (setup(name, &b, &p))
 		return;
-	}
 	mw = ibv_alloc_mw(pd, type == 1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2);
 	if (!mw) {
 		tap(0, name, "ibv_alloc_mw: %s", strerror(errno));
@@ -327,11 +344,7 @@ static void dereg_busy(int type)
 		b.dmr = NULL;
 	tap(!err, name, err ? "ibv_dereg_mr after unbinding: %s" : "", strerror(err));
 out:
-	/* Windows first: rxe cannot destroy a QP a type 2 window is bound to (a WARN). */
-	if (mw)
-		ibv_dealloc_mw(mw);
-	pair_free(&p);
-	bufs_free(&b);
+	teardown(mw, &p, &b);
 }
 
 static void zero_based(int unused)
@@ -346,11 +359,8 @@ static void zero_based(int unused)
 	size_t at = BUF;
 	int st;
 
-	if (bufs_new(&b) || pair_new(&p)) {
-		tap(0, name, "setup failed");
-		bufs_free(&b);
+	if (setup(name, &b, &p))
 		return;
-	}
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (!mw) {
 		tap(0, name, "ibv_alloc_mw: %s", strerror(errno));
@@ -387,11 +397,7 @@ static void zero_based(int unused)
 	}
 	tap(1, name, "");
 out:
-	/* Windows first: rxe cannot destroy a QP a type 2 window is bound to (a WARN). */
-	if (mw)
-		ibv_dealloc_mw(mw);
-	pair_free(&p);
-	bufs_free(&b);
+	teardown(mw, &p, &b);
 }
 
 static void zero_based_out(int unused)
@@ -404,11 +410,8 @@ static void zero_based_out(int unused)
 	uint32_t rkey;
 	int st;
 
-	if (bufs_new(&b) || pair_new(&p)) {
-		tap(0, name, "setup failed");
-		bufs_free(&b);
+	if (setup(name, &b, &p))
 		return;
-	}
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (!mw) {
 		tap(0, name, "ibv_alloc_mw: %s", strerror(errno));
@@ -419,11 +422,7 @@ static void zero_based_out(int unused)
 		   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED);
 	tap(st > 0, name, st > 0 ? "" : "the bind %s", st ? "did not complete" : "succeeded");
 out:
-	/* Windows first: rxe cannot destroy a QP a type 2 window is bound to (a WARN). */
-	if (mw)
-		ibv_dealloc_mw(mw);
-	pair_free(&p);
-	bufs_free(&b);
+	teardown(mw, &p, &b);
 }
 
 /* See mw_inv_mid and dereg_mid at the top. */
@@ -444,11 +443,8 @@ static void inv_mid(int dereg)
 	size_t at = BUF;
 	int st;
 
-	if (bufs_new(&b) || pair_new(&p)) {
-		tap(0, name, "setup failed");
-		bufs_free(&b);
+	if (setup(name, &b, &p))
 		return;
-	}
 	if (dereg) {
 		rkey = b.dmr->rkey;
 	} else {
@@ -506,11 +502,7 @@ static void inv_mid(int dereg)
 	}
 	tap(1, name, "");
 out:
-	/* Windows first: rxe cannot destroy a QP a type 2 window is bound to (a WARN). */
-	if (mw)
-		ibv_dealloc_mw(mw);
-	pair_free(&p);
-	bufs_free(&b);
+	teardown(mw, &p, &b);
 }
 
 /*
@@ -579,13 +571,10 @@ static void flush_case(const char *name, int mr_access, uint64_t off, uint32_t l
 
 	qp_access |= ACCESS_FLUSH_GLOBAL | ACCESS_FLUSH_PERSISTENT;
 	nb = uverbs_maps(before, MAX_MAPS);
-	st = bufs_new(&b) || pair_new(&p);
+	st = setup(name, &b, &p);
 	qp_access &= ~(ACCESS_FLUSH_GLOBAL | ACCESS_FLUSH_PERSISTENT);
-	if (st) {
-		tap(0, name, "setup failed");
-		bufs_free(&b);
+	if (st)
 		return;
-	}
 	mr = ibv_reg_mr(pd, b.dst, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		       mr_access);
 	if (!mr) {
