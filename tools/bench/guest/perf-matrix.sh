@@ -3,15 +3,17 @@
 #
 # Guest side of `make bench` (tools/bench/bench, vm-run --provider rxe, one VM): the
 # perftest matrix in loopback (server and client on one device), for C rdma_rxe and then
-# rrxe in the same boot. Repetitions alternate the order (rxe rrxe, rrxe rxe, ...) so
-# that drifting host load hits both providers alike.
+# rrxe in the same boot, and with BASE_KO a third provider, base: rrxe built from another
+# git revision (BENCH_BASE), for A/B runs. Odd repetitions run the providers in the order
+# rxe rrxe [base], even ones in the reverse order, so that drifting host load hits them
+# alike.
 #
-# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY]
+# Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY [BASE_KO]]
 #   QUICK=1: the 64 KiB points only (with their scaling rows). BUDGET_SECS: tests that
 #   could not finish within it (from the script's start) are skipped, so the results
 #   always reach the host. ONLY: an extended regular expression; only the points whose
 #   "TEST SIZE" (e.g. "ib_write_bw 65536") it matches are run, for short runs while
-#   working on the bench itself.
+#   working on the bench itself. BASE_KO: base's rrxe.ko, a guest path (/host/...).
 #
 # Results go to the kernel log (/dev/kmsg: printk lines are never split by other console
 # output), one record a line, read by the host from the serial log:
@@ -22,6 +24,7 @@
 #     exchanges moved), cpu_kern cpu_user cpu_idle (CPU seconds of the whole guest while
 #     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
+#   BENCH-META providers <rxe rrxe [base]>   BENCH-META datapath <provider> <yes|no>
 #   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
 #   BENCH-META memcpy_mibs|memcpy_cached_mibs <MiB/s>, memcpy_pinned <cpu|no>: the
 #     single-core memcpy bandwidth (the "TEST SIZE" of ONLY is "memcpy 0")
@@ -34,6 +37,7 @@ reps=${1:-5}
 quick=${2:-0}
 budget=${3:-3600}
 only=${4:-}
+base_ko=${5:-}
 start=$(date +%s)
 deadline=$((start + budget))
 test_to=${BENCH_TEST_TIMEOUT:-60} # seconds per perftest run (server and client)
@@ -49,18 +53,46 @@ note() { klog "BENCH-NOTE $1 ${*:2}"; }
 meta() { klog "BENCH-META $*"; }
 say() { klog "bench $*"; }
 
-# --- Providers: C rdma_rxe (rxe0) and rrxe (rrxe0) on eth0, one loaded at a time (both
-# need UDP 4791 in init_net: rxe binds it when it loads, rrxe with its first device).
-declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
-declare -A usable=([rxe]=1 [rrxe]=1) hangs=([rxe]=0 [rrxe]=0)
+# --- Providers: C rdma_rxe (rxe0), rrxe (rrxe0) and base (rrxe0 of module rrxe from
+# BASE_KO) on eth0, one loaded at a time (all need UDP 4791 in init_net: rxe binds it when
+# it loads, rrxe with its first device).
+provs=(rxe rrxe)
+[ -z "$base_ko" ] || provs+=(base)
+declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0 [base]=rrxe0)
+declare -A type_of=([rxe]=rxe [rrxe]=rrxe [base]=rrxe) # of rdma link add
+declare -A usable=([rxe]=1 [rrxe]=1 [base]=1) hangs=([rxe]=0 [rrxe]=0 [base]=0)
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}
+
+# rrxe_load P: before rrxe or base, which are both module rrxe, the one loaded goes (with
+# its device); for base, BASE_KO is loaded (its dependencies by name first), so that
+# dev_add finds module rrxe loaded. Nothing for rxe (dev_add unloads rrxe). Sets DEV_ERR
+# on failure.
+rrxe_load() {
+	local deps m
+	[ "$1" != rxe ] || return 0
+	if [ -e /sys/module/rrxe ]; then
+		[ ! -e /sys/class/infiniband/rrxe0 ] || rdma link delete rrxe0 ||
+			{ DEV_ERR="rdma link delete rrxe0"; return 1; }
+		rmmod rrxe || { DEV_ERR="rmmod rrxe"; return 1; }
+	fi
+	[ "$1" = base ] || return 0
+	deps=$(tr '\0' '\n' <"$base_ko" | sed -n 's/^depends=//p') ||
+		{ DEV_ERR="cannot read $base_ko"; return 1; }
+	for m in ${deps//,/ }; do
+		modprobe "$m" || { DEV_ERR="modprobe $m"; return 1; }
+	done
+	insmod "$base_ko" || { DEV_ERR="insmod $base_ko"; return 1; }
+}
 
 # use_provider P: unload the other driver, load P, create its device.
 use_provider() {
 	local p=$1
 	[ "$cur" != "$p" ] || return 0
 	cur=none
-	dev_add "$p" "${dev_of[$p]}" eth0 || { note "$p" "device setup failed ($DEV_ERR)"; return 1; }
+	if ! rrxe_load "$p" || ! dev_add "${type_of[$p]}" "${dev_of[$p]}" eth0; then
+		note "$p" "device setup failed ($DEV_ERR)"
+		return 1
+	fi
 	cur=$p dev=${dev_of[$p]}
 	gid=$(gid_index "$dev")
 }
@@ -382,22 +414,23 @@ memcpy_limit() {
 	say "memcpy one core (pinned $cpu) $(tr '\n' ' ' </tmp/memcpy.log)MiB/s"
 }
 
-# probe_rrxe: does rrxe move data at all? Sets usable[rrxe].
-probe_rrxe() {
-	if ! use_provider rrxe; then
-		usable[rrxe]=0
-		meta datapath rrxe no
-		note rrxe "could not create rrxe0; rrxe is not measured"
+# probe P: does P (rrxe or base) move data at all? Sets usable[P].
+probe() {
+	local p=$1
+	if ! use_provider "$p"; then
+		usable[$p]=0
+		meta datapath "$p" no
+		note "$p" "could not create ${dev_of[$p]}; $p is not measured"
 		return 0
 	fi
 	pair "$probe_to" 1 ib_write_bw -s 4096 -n 10
 	if [ "$P_ST" = ok ]; then
-		meta datapath rrxe yes
-		note rrxe "data path probe (ib_write_bw -s 4096 -n 10) passed"
+		meta datapath "$p" yes
+		note "$p" "data path probe (ib_write_bw -s 4096 -n 10) passed"
 	else
-		usable[rrxe]=0
-		meta datapath rrxe no
-		note rrxe "rrxe failed the data path probe ib_write_bw -s 4096 -n 10: ${P_ST} ($P_ERR); rxe is reported alone"
+		usable[$p]=0
+		meta datapath "$p" no
+		note "$p" "$p failed the data path probe ib_write_bw -s 4096 -n 10: ${P_ST} ($P_ERR); $p is not measured"
 		dump_logs 1
 	fi
 }
@@ -414,15 +447,19 @@ meta reps "$reps"
 meta quick "$quick"
 meta budget "$budget"
 meta only "$only"
+meta providers "${provs[*]}"
 meta datapath rxe yes
 memcpy_limit
-probed=0
+declare -A probed=([rxe]=1)
 for ((rep = 1; rep <= reps; rep++)); do
-	if [ $((rep % 2)) = 1 ]; then order="rxe rrxe"; else order="rrxe rxe"; fi
-	for p in $order; do
-		if [ "$p" = rrxe ] && [ "$probed" = 0 ]; then
-			probed=1
-			probe_rrxe
+	order=()
+	for p in "${provs[@]}"; do
+		if [ $((rep % 2)) = 1 ]; then order+=("$p"); else order=("$p" "${order[@]}"); fi
+	done
+	for p in "${order[@]}"; do
+		if [ -z "${probed[$p]:-}" ]; then
+			probed[$p]=1
+			probe "$p"
 		fi
 		[ "${usable[$p]}" = 1 ] || continue
 		if ! use_provider "$p"; then
