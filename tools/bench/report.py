@@ -7,9 +7,13 @@ Usage: report.py LOG JSON [KEY=VALUE...]
 
 tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a copy of the
 JSON; stamp, reps, quick, timeout, vm_status, wall, load_start, load_end, host_nproc,
-perftest_pkg, qemu_version, git_rev, git_dirty, run_dir). A separate file, so that a saved
-log can be reported again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`):
-facts not given are reported as unknown."""
+perftest_pkg, qemu_version, git_rev, git_dirty, run_dir; with BENCH_BASE base_rev,
+base_commit, base_tree, base_ko). A separate file, so that a saved log can be reported
+again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`): facts not given are
+reported as unknown.
+
+With a third provider, base (rrxe built from BENCH_BASE), the table adds base's columns
+and the ratio rrxe/base, and every result in the JSON a ratio_base."""
 import datetime, json, re, shutil, statistics, sys
 
 if len(sys.argv) < 3 or not all("=" in a for a in sys.argv[3:]):
@@ -26,7 +30,8 @@ perftest_pkg = facts.get("perftest_pkg", "unknown")
 qemu_version = facts.get("qemu_version", "unknown")
 git_rev, git_dirty = facts.get("git_rev", "unknown"), int(facts.get("git_dirty") or 0)
 run_dir = facts.get("run_dir")
-PROVIDERS = ("rxe", "rrxe")
+base_facts = {k[5:]: v for k, v in facts.items() if k.startswith("base_")}
+PROVIDERS = ("rxe", "rrxe", "base")
 # Test ids: the perftest program, or for the scaling rows the program with a variant:
 # -qN (N QPs in one process) or -Nflows (N server and client pairs at once, summed).
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
@@ -94,6 +99,13 @@ if not samples:
     sys.exit(1)
 if reps == "?":  # a saved log: the guest said it
     reps = meta.get("reps", "?")
+# The providers of the run: base only in A/B runs (BENCH_BASE).
+has_base = "base" in meta.get("providers", "").split() or any(
+    s["provider"] == "base" for s in samples.values())
+provs = PROVIDERS if has_base else PROVIDERS[:2]
+# The ratios: rrxe over each reference (inverted for lower-better metrics): > 1, rrxe better.
+RATIOS = (("ratio", "rxe"), ("ratio_base", "base"))
+ratios = RATIOS if has_base else RATIOS[:1]
 
 # CPU cost of a bandwidth or message-rate run: the guest's kernel (system+irq+softirq) and
 # user CPU seconds while it lasted, per message and per GiB moved. perftest busy-polls, so
@@ -122,14 +134,18 @@ for s in samples.values():
         if q and k in s["metrics"]:
             s["metrics"][k + "_per_qp"] = s["metrics"][k] / int(q.group(1))
 
-# Repetitions must alternate the order of the providers (rxe rrxe, rrxe rxe, ...), so that
-# a drift of the host's load hits both alike: check what the guest really did.
-firsts = {}
+# Repetitions must alternate the order of the providers (rxe rrxe [base], then reversed,
+# ...), so that a drift of the host's load hits them alike: check what the guest really
+# did, on the providers that two repetitions in a row have in common.
+by_rep = {}
 for r, p in order:
-    firsts.setdefault(r, p)
-both = {r for r, p in order if p == "rrxe"} & {r for r, p in order if p == "rxe"}
-firsts_both = [firsts[r] for r in sorted(both)]
-alternates = all(a != b for a, b in zip(firsts_both, firsts_both[1:])) if both else None
+    by_rep.setdefault(r, []).append(p)
+seqs = [by_rep[r] for r in sorted(by_rep) if len(by_rep[r]) > 1]
+alternates = True if seqs else None
+for a, b in zip(seqs, seqs[1:]):
+    common = [p for p in a if p in b]
+    if len(common) > 1 and [p for p in b if p in common] != common[::-1]:
+        alternates = False
 
 # Higher is better for bandwidth and message rate, lower for latency and CPU cost.
 def lower_better(metric):
@@ -161,10 +177,11 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
                     # (max - min) / median, in percent: how far to trust the median
                     "spread_pct": 100 * (max(vals) - min(vals)) / med if med else None,
                     "values": vals}
-        a, b = (r.get(p, {}).get("median") for p in PROVIDERS)
-        r["ratio"] = None
-        if a and b:
-            r["ratio"] = a / b if lower_better(metric) else b / a
+        for key, ref in ratios:
+            a, b = (r.get(p, {}).get("median") for p in (ref, "rrxe"))
+            r[key] = None
+            if a and b:
+                r[key] = a / b if lower_better(metric) else b / a
         results.append(r)
 
 # The table: one metric per test and size (two for latency).
@@ -242,6 +259,11 @@ print("QEMU TCG on a shared host: compare the columns with each other, never quo
 print(f"median of {reps} runs [min..max] and spread (max-min)/median in % (k/n: only k of n",
       "runs gave a result); ratio of the medians > 1: rrxe better (bandwidth, rates: rrxe/rxe;",
       "latency: rxe/rrxe)")
+if has_base:
+    b = base_facts
+    print(f"A/B: rrxe/base likewise, base being rrxe.ko of BENCH_BASE={b.get('rev', '?')}",
+          f"(commit {b.get('commit', '?')}, tree {b.get('tree', '?')}) and rrxe that of commit",
+          f"{git_rev} with {git_dirty} files changed")
 print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted (setup and",
       "teardown included), median per message (us) and per GiB (s); perftest busy-polls, so its",
       "user time is polling (in the JSON) and the kernel time is the driver's cost")
@@ -267,17 +289,26 @@ if "rrxe" not in datapath:
     print("rrxe was not probed (the run ended before): only rxe was measured.")
 elif not have_rrxe:
     print("rrxe failed the data path probe: only rxe was measured, there is no comparison.")
+if has_base and "base" not in datapath:
+    print("base was not probed (the run ended before): there is no rrxe/base comparison.")
+elif has_base and not datapath["base"]:
+    print("base failed its data path probe (see its note): there is no rrxe/base comparison.")
 print()
-fmt = "{:<18} {:>5} {:<7} {:<34} {:<34} {:>6} {:>8} {:>8} {:>8} {:>8}  {}"
-print(fmt.format("", "", "", "", "", "", "kernel CPU us/msg", "", "s/GiB", "", "").rstrip())
-print(fmt.format("test", "size", "unit", "rxe", "rrxe", "ratio", "rxe", "rrxe", "rxe", "rrxe",
-                 "failures"))
+# Columns: a median per provider, the ratios, kernel CPU per message and per GiB per provider.
+ratio_heads = ["rrxe/rxe", "rrxe/base"] if has_base else ["ratio"]
+fmt = " ".join(["{:<18} {:>5} {:<7}"] + ["{:<34}"] * len(provs)
+               + [f"{{:>{max(6, len(h))}}}" for h in ratio_heads] + ["{:>8}"] * (2 * len(provs)))
+fmt += "  {}"
+blank = [""] * (len(provs) - 1)
+print(fmt.format("", "", "", *[""] * (len(provs) + len(ratio_heads)), "kernel CPU us/msg",
+                 *blank, "s/GiB", *blank, "").rstrip())
+print(fmt.format("test", "size", "unit", *provs, *ratio_heads, *provs, *provs, "failures"))
 
 def cpu_cells(test, size):
     out = []
     for metric in ("kcpu_us_msg", "kcpu_s_gib"):
         r = by_key.get((test, size, metric), {})
-        for p in PROVIDERS:
+        for p in provs:
             v = r.get(p, {}).get("median")
             out.append("" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.3g}")
     return out
@@ -287,7 +318,7 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
         r = by_key.get((test, size, metric))
         if r is None:  # every run failed: take the status from any metric row
             r = {"test": test, "size": size}
-            for p in PROVIDERS:
+            for p in provs:
                 mine = [s for s in ss if s["provider"] == p]
                 if mine:
                     fails = {}
@@ -296,11 +327,13 @@ for (test, size), ss in sorted(groups.items(), key=lambda kv: (TESTS.index(kv[0]
                         fails[st] = fails.get(st, 0) + (st != "ok")
                     r[p] = {"n": len(mine), "ok": 0, "failed": fails, "median": None}
         failed = "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in r[p]["failed"].items() if v)
-                           for p in PROVIDERS if r.get(p) and any(r[p]["failed"].values()))
-        ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
-        cpu = cpu_cells(test, size) if metric in ("bw_avg", "msgrate") else [""] * 4
-        print(fmt.format(test, human(size), unit, cell(r.get("rxe"), scale),
-                         cell(r.get("rrxe"), scale), ratio, *cpu, failed).rstrip())
+                           for p in provs if r.get(p) and any(r[p]["failed"].values()))
+        ratio = [f"{r[k]:.2f}" if r.get(k) else "-" for k, _ in ratios]
+        cpu = [""] * 2 * len(provs)
+        if metric in ("bw_avg", "msgrate"):
+            cpu = cpu_cells(test, size)
+        print(fmt.format(test, human(size), unit, *(cell(r.get(p), scale) for p in provs),
+                         *ratio, *cpu, failed).rstrip())
 print()
 if scaling:
     print("scaling, ib_write_bw: median over the 1-QP, one-flow median with as many messages",
@@ -311,7 +344,7 @@ if scaling:
 nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
 nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
        for p in PROVIDERS}
-print(f"runs: rxe {nok['rxe']}/{nsamples['rxe']} ok, rrxe {nok['rrxe']}/{nsamples['rrxe']} ok;",
+print("runs: " + ", ".join(f"{p} {nok[p]}/{nsamples[p]} ok" for p in provs) + ";",
       f"wall time {wall // 60} min {wall % 60} s;",
       "guest " + (f"finished the matrix in {done} s" if done else "did NOT finish the matrix"))
 if malformed:
@@ -330,6 +363,8 @@ doc = {
     "kernel": meta.get("kernel"),
     "perftest": {"version": meta.get("perftest"), "package": perftest_pkg},
     "git": {"commit": git_rev, "dirty_files": git_dirty},
+    **({"base": {k: base_facts.get(k) for k in ("rev", "commit", "tree", "ko")}}
+       if has_base else {}),
     "reps": int(reps) if reps.isdigit() else None, "quick": quick == "1",
     "vm_run": {"status": vm_status, "wall_s": wall, "timeout_s": timeout,
                "log_dir": run_dir},
@@ -340,7 +375,8 @@ doc = {
     "write_vs_memcpy": vs_memcpy,
     "scaling": scaling,
     "guest_meta": meta,
-    "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better",
+    "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better"
+    + ("; ratio_base: the same against base (rrxe.ko of BENCH_BASE)" if has_base else ""),
     "units": {"bw_avg": "MiB/s (perftest MB/sec)", "bw_peak": "MiB/s", "msgrate": "Mpps",
               "t_*": "usec", "secs": "wall seconds of the run, setup included",
               "msgs": "messages (bandwidth tests) or exchanges (latency tests) of the run",
