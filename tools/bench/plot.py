@@ -10,6 +10,7 @@ One line per test of the size sweep (ib_write_bw, ib_read_bw, ib_send_bw): rrxe'
 over rxe's, of the message rate below 4 KiB (perftest's MB/s has two decimals, too few
 for small messages) and of the bandwidth from 4 KiB, as in the table. The x axis is log2
 of the size; a line at 1 (parity) and a dashed one at 2 (the goal for the message rate).
+An A/B run (BENCH_BASE) adds rrxe/base as a dotted line per test, hollow points.
 Python's standard library only: the host needs nothing else to plot."""
 import json
 import math
@@ -28,25 +29,29 @@ def human(size):
     return str(size)
 
 
-def series(doc):
-    """{test: [(size, ratio)]} of the sweep, where both providers have a median."""
+def series(doc, key):
+    """{test: [(size, ratio)]} of the sweep, where both providers of ratio KEY (ratio:
+    rrxe/rxe, ratio_base: rrxe/base) have a median."""
     out = {}
     for r in doc.get("results", []):
         want = "msgrate" if r["size"] < 4096 else "bw_avg"
-        if r["test"] in dict(TESTS) and r["metric"] == want and r.get("ratio"):
-            out.setdefault(r["test"], []).append((r["size"], r["ratio"]))
+        if r["test"] in dict(TESTS) and r["metric"] == want and r.get(key):
+            out.setdefault(r["test"], []).append((r["size"], r[key]))
     return {t: sorted(v) for t, v in out.items()}
 
 
 def svg(doc):
-    data = series(doc)
+    data, base = series(doc, "ratio"), series(doc, "ratio_base")
     title = (f"rrxe/rxe, median of {doc.get('reps')} runs, perftest loopback, QEMU TCG "
              f"({doc.get('timestamp')})")
+    if base:
+        title = (f"rrxe/rxe and rrxe/base (base: {doc['base'].get('rev') or '?'}), median of "
+                 f"{doc.get('reps')} runs, QEMU TCG ({doc.get('timestamp')})")
     e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
          f'font-family="sans-serif" font-size="12">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
          f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="14">{escape(title)}</text>']
-    points = [p for v in data.values() for p in v]
+    points = [p for d in (data, base) for v in d.values() for p in v]
     if not points:
         e.append(f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle">no rrxe/rxe ratio in '
                  'this run (rrxe not measured, or no sweep)</text>')
@@ -82,27 +87,40 @@ def svg(doc):
     e.append(f'<text x="{LEFT + pw / 2}" y="{H - 10}" text-anchor="middle">message size '
              '(bytes, log2)</text>')
     e.append(f'<text x="16" y="{TOP + ph / 2}" text-anchor="middle" '
-             f'transform="rotate(-90 16 {TOP + ph / 2})">rrxe / rxe (above 1: rrxe better)'
-             '</text>')
+             f'transform="rotate(-90 16 {TOP + ph / 2})">rrxe / rxe'
+             f'{", rrxe / base" * bool(base)} (above 1: rrxe better)</text>')
     for ratio, style, label in ((1, "", "parity"),
                                 (2, ' stroke-dasharray="6 4"', "goal (message rate)")):
         y = py(ratio)
         e.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}" '
                  f'stroke="#555"{style}/>')
         e.append(f'<text x="{LEFT + pw + 6}" y="{y + 4:.1f}">{label}</text>')
-    legend_y = TOP + ph - 18 * len(TESTS) - 40  # bottom right: below the labels at 1 and 2
+    # Bottom right: below the labels at 1 and 2.
+    legend_y = TOP + ph - 18 * (len(TESTS) + 2 * bool(base)) - 40
     for test, color in TESTS:
-        pts = data.get(test)
-        if not pts:
+        for d, dash, dot, what in ((data, "", f'fill="{color}"', ""),
+                                   (base, ' stroke-dasharray="2 3"',
+                                    f'fill="white" stroke="{color}"', " rrxe/base")):
+            pts = d.get(test)
+            if not pts:
+                continue
+            path = " ".join(f"{px(s):.1f},{py(r):.1f}" for s, r in pts)
+            e.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
+                     f'stroke-width="2"{dash}/>')
+            e += [f'<circle cx="{px(s):.1f}" cy="{py(r):.1f}" r="3" {dot}>'
+                  f'<title>{test} {human(s)}:{what} {r:.2f}</title></circle>' for s, r in pts]
+        if test not in data and test not in base:
             continue
-        path = " ".join(f"{px(s):.1f},{py(r):.1f}" for s, r in pts)
-        e.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
-        e += [f'<circle cx="{px(s):.1f}" cy="{py(r):.1f}" r="3" fill="{color}">'
-              f'<title>{test} {human(s)}: {r:.2f}</title></circle>' for s, r in pts]
         e.append(f'<line x1="{LEFT + pw + 6}" y1="{legend_y + 40}" x2="{LEFT + pw + 26}" '
                  f'y2="{legend_y + 40}" stroke="{color}" stroke-width="2"/>')
         e.append(f'<text x="{LEFT + pw + 30}" y="{legend_y + 44}">{test}</text>')
         legend_y += 18
+    if base:
+        for dash, label in (("", "rrxe/rxe"), (' stroke-dasharray="2 3"', "rrxe/base")):
+            e.append(f'<line x1="{LEFT + pw + 6}" y1="{legend_y + 40}" x2="{LEFT + pw + 26}" '
+                     f'y2="{legend_y + 40}" stroke="black" stroke-width="2"{dash}/>')
+            e.append(f'<text x="{LEFT + pw + 30}" y="{legend_y + 44}">{label}</text>')
+            legend_y += 18
     return "\n".join(e + ["</svg>", ""])
 
 
