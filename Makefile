@@ -14,7 +14,8 @@
 #                   40 minutes without the clients, which add roughly an hour; not for CI
 #   make soak       100 back-to-back two-VM traffic runs, rrxe-rrxe and rxe-rrxe, counting
 #                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
-#   make bench      perftest matrix, rxe and rrxe in the same boot
+#   make bench      perftest matrix, rxe and rrxe in the same boot; BENCH_BASE=REV adds rrxe
+#                   of git revision REV to that boot (A/B against the code before a change)
 #   make bench-profile  where the time goes: perf samples the guest while perftest runs
 #                   (ib_write_bw and ib_send_bw 2 B, ib_write_bw and ib_read_bw 64 KiB) on
 #                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a
