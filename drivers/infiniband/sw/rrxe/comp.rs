@@ -7,14 +7,14 @@
 use crate::{
     counters::Counter,
     cq::Cqe,
-    eng::{ReadAsk, Track},
+    eng::Track,
     ext::net::skb::SkBuff,
     pass::Pass,
     proto::{
         admit::response_in_window,
         completer::{
-            early, judge, read_complete, retry, rnr_retry, Response, RetryCounter, RetryDecision,
-            Verdict, IMPLICIT_NAK_AFTER,
+            early, judge, read_complete, retry, rnr_retry, ReadAsk, Response, RetryCounter,
+            RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
         packet::Packet,
         verbs::{QpType, WcStatus, WrOpcode},

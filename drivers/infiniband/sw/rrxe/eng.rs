@@ -8,7 +8,7 @@
 use crate::{
     mem::MemRef,
     proto::{
-        completer::{AheadCount, CompState, RetryCounter, WqeView},
+        completer::{AheadCount, CompState, RetryCounter, RetryPlan, WqeView},
         psn::Psn,
         readholes::ReadHoles,
         requester::{AckReqPolicy, Segmenter},
@@ -196,46 +196,6 @@ pub(crate) struct Engine {
     /// What the completer (or the RNR timer) decided for the requester to redo.
     pub(crate) retry_plan: RetryPlan,
     pub(crate) resp: Resp,
-}
-
-/// Which part of an RDMA READ to ask for again.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadAsk {
-    /// The oldest range missing below responses kept beyond it ([`ReadHoles::ask`]).
-    Hole,
-    /// The next chunk of what was not received ([`ReadHoles::chunk`]).
-    Chunk,
-}
-
-/// A retry decided by the completer (or the RNR timer), carried out by the requester in
-/// the same pass: the completer never sends.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct RetryPlan {
-    /// Send again from the oldest WQE not completed.
-    pub(crate) rewind: bool,
-    /// Ask again for parts of the oldest WQE, the RDMA READ starting at this PSN (if it is
-    /// still the oldest when the requester runs).
-    pub(crate) read: Option<Psn>,
-    /// ... the next chunk of its rest.
-    pub(crate) chunk: bool,
-    /// ... its oldest missing range (asked for after the chunk).
-    pub(crate) hole: bool,
-}
-
-impl RetryPlan {
-    /// Asks for `ask` of the RDMA READ starting at `first_psn`; what was asked for an
-    /// earlier WQE is forgotten.
-    pub(crate) fn ask_read(&mut self, first_psn: Psn, ask: ReadAsk) {
-        if self.read != Some(first_psn) {
-            self.read = Some(first_psn);
-            self.chunk = false;
-            self.hole = false;
-        }
-        match ask {
-            ReadAsk::Chunk => self.chunk = true,
-            ReadAsk::Hole => self.hole = true,
-        }
-    }
 }
 
 impl Engine {

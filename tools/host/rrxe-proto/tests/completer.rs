@@ -467,3 +467,55 @@ fn read_resumed_with_a_new_sequence() {
         Verdict::Fail(WcStatus::BadRespErr)
     );
 }
+
+/// One pass may decide both the next chunk of the oldest RDMA READ and a hole below the
+/// responses kept beyond it: the plan keeps both (a single slot once kept only the hole,
+/// and the rest of the read waited for the retransmission timeout).
+#[test]
+fn retry_plan_keeps_chunk_and_hole() {
+    let mut plan = RetryPlan::default();
+    plan.ask_read(Psn::new(100), ReadAsk::Chunk);
+    plan.ask_read(Psn::new(100), ReadAsk::Hole);
+    assert_eq!(
+        plan,
+        RetryPlan {
+            rewind: false,
+            read: Some(Psn::new(100)),
+            chunk: true,
+            hole: true,
+        }
+    );
+    // Asked twice, still once.
+    plan.ask_read(Psn::new(100), ReadAsk::Chunk);
+    assert!(plan.chunk && plan.hole);
+}
+
+/// Asks for another READ replace those for an earlier one; a rewind stays.
+#[test]
+fn retry_plan_forgets_other_reads() {
+    let mut plan = RetryPlan {
+        rewind: true,
+        ..RetryPlan::default()
+    };
+    plan.ask_read(Psn::new(100), ReadAsk::Hole);
+    plan.ask_read(Psn::new(200), ReadAsk::Chunk);
+    assert_eq!(
+        plan,
+        RetryPlan {
+            rewind: true,
+            read: Some(Psn::new(200)),
+            chunk: true,
+            hole: false,
+        }
+    );
+    // The default plan does nothing.
+    assert_eq!(
+        RetryPlan::default(),
+        RetryPlan {
+            rewind: false,
+            read: None,
+            chunk: false,
+            hole: false,
+        }
+    );
+}

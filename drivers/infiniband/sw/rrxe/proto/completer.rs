@@ -18,6 +18,9 @@
 //! of a later one-packet read or atomic that arrived before an earlier one, to complete it
 //! in order without a retransmission.
 //! Implicit ACK: an acknowledge beyond a SEND or RDMA WRITE completes it.
+//!
+//! What a pass decides to retry (a rewind, parts of an RDMA READ to ask for again) it records
+//! in a [`RetryPlan`], which the requester carries out later in the pass.
 
 use super::aeth::{NakCode, Syndrome};
 use super::opcode::{Opcode, Operation};
@@ -420,5 +423,48 @@ pub fn rnr_retry(counter: &mut RetryCounter, timer: u8) -> Result<u32, WcStatus>
         Ok(rnr_timeout_us(timer))
     } else {
         Err(WcStatus::RnrRetryExcErr)
+    }
+}
+
+/// Which part of an RDMA READ to ask for again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAsk {
+    /// The oldest range missing below responses kept beyond it
+    /// ([`super::readholes::ReadHoles::ask`]).
+    Hole,
+    /// The next chunk of what was not received ([`super::readholes::ReadHoles::chunk`]).
+    Chunk,
+}
+
+/// A retry decided by the completer (or the RNR timer), carried out by the requester in
+/// the same pass: the completer never sends. One pass may decide several: a rewind, and
+/// for the oldest RDMA READ both its next chunk and its oldest missing range (the requester
+/// asks for the chunk first, as the completer decides them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryPlan {
+    /// Send again from the oldest WQE not completed.
+    pub rewind: bool,
+    /// Ask again for parts of the oldest WQE, the RDMA READ starting at this PSN (if it is
+    /// still the oldest when the requester runs).
+    pub read: Option<Psn>,
+    /// ... the next chunk of its rest.
+    pub chunk: bool,
+    /// ... its oldest missing range (asked for after the chunk).
+    pub hole: bool,
+}
+
+impl RetryPlan {
+    /// Asks for `ask` of the RDMA READ starting at `first_psn`, keeping what was asked for
+    /// the same READ; what was asked for an earlier WQE is forgotten.
+    pub fn ask_read(&mut self, first_psn: Psn, ask: ReadAsk) {
+        if self.read != Some(first_psn) {
+            self.read = Some(first_psn);
+            self.chunk = false;
+            self.hole = false;
+        }
+        match ask {
+            ReadAsk::Chunk => self.chunk = true,
+            ReadAsk::Hole => self.hole = true,
+        }
     }
 }
