@@ -186,6 +186,7 @@ pub struct FlushFields {
 }
 
 /// The UD part of a send WQE.
+#[derive(Clone, Copy, Default, Debug)]
 pub struct UdFields {
     /// Destination QP.
     pub remote_qpn: u32,
@@ -196,6 +197,7 @@ pub struct UdFields {
 }
 
 /// The memory window bind part of a send WQE.
+#[derive(Clone, Copy, Default, Debug)]
 pub struct MwFields {
     /// Start of the window.
     pub addr: u64,

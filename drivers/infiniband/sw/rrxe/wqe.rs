@@ -107,24 +107,11 @@ pub(crate) struct Remote {
     pub(crate) flush_level: u8,
 }
 
-/// UD addressing of a send WQE.
-#[derive(Clone, Copy, Default, Debug)]
-pub(crate) struct Ud {
-    pub(crate) remote_qpn: u32,
-    pub(crate) remote_qkey: u32,
-    pub(crate) ah_num: u32,
-}
+/// UD addressing of a send WQE, as the WQE holds it.
+pub(crate) type Ud = rxe_abi::UdFields;
 
-/// A memory window bind.
-#[derive(Clone, Copy, Default, Debug)]
-pub(crate) struct Bind {
-    pub(crate) addr: u64,
-    pub(crate) length: u64,
-    pub(crate) mr_lkey: u32,
-    pub(crate) mw_rkey: u32,
-    pub(crate) rkey: u32,
-    pub(crate) access: u32,
-}
+/// A memory window bind (or, for a kernel REG_MR, the registration), as the WQE holds it.
+pub(crate) type Bind = rxe_abi::MwFields;
 
 /// A validated copy of a send WQE.
 #[derive(Clone)]
@@ -268,34 +255,18 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
             remote.flush_level = f.level;
         }
         WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => {
-            let u = raw.ud();
-            ud = Ud {
-                remote_qpn: u.remote_qpn,
-                remote_qkey: u.remote_qkey,
-                ah_num: u.ah_num,
-            };
+            ud = raw.ud();
         }
         WrOpcode::BindMw => {
-            let m = raw.mw();
-            bind = Bind {
-                addr: m.addr,
-                length: m.length,
-                mr_lkey: m.mr_lkey,
-                mw_rkey: m.mw_rkey,
-                rkey: m.rkey,
-                access: m.access,
-            };
+            bind = raw.mw();
         }
         WrOpcode::RegMr if kernel => {
             // Kernel requests only: the MR's iova and lkey, the new key and the access
             // rights (in the window member's places, where `write_send` put them).
-            let m = raw.mw();
             bind = Bind {
-                addr: m.addr,
-                mr_lkey: m.mr_lkey,
-                rkey: m.rkey,
-                access: m.access,
-                ..Bind::default()
+                length: 0,
+                mw_rkey: 0,
+                ..raw.mw()
             };
         }
         WrOpcode::LocalInv => {}
