@@ -156,13 +156,22 @@ tr_counters() {
 	echo "#   ${RRXE_DEV:-} hw_counters:${out:- all zero}"
 }
 
-# Prints the last lines of LOG as TAP comments.
+# What an error message looks like in a test program's output.
+TR_ERRORS='error|fail|status|cannot|could ?n|unable|timed? ?out|wait for'
+
+# Prints the last lines of LOG as TAP comments, after the first lines that look like
+# errors: a program's stderr is written at once, its stdout (to a file) in blocks, so
+# its error message may sit far above the last lines of what it printed.
 tr_show() {
 	local side=$1 log=$2 n=${3:-25}
 	[ -f "$log" ] || return 0
 	if [ -f "$log.tries" ]; then
 		echo "#   $side: earlier attempts (the last 20 lines of their output)"
 		tail -n 20 "$log.tries" | sed 's/^/#   | /'
+	fi
+	if grep -qiE "$TR_ERRORS" "$log"; then
+		echo "#   $side: $log (the first 10 lines that look like errors)"
+		grep -iE "$TR_ERRORS" "$log" | head -n 10 | sed 's/^/#   | /'
 	fi
 	echo "#   $side: $log (last $n lines)"
 	tail -n "$n" "$log" | sed 's/^/#   | /'
