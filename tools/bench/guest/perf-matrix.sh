@@ -357,11 +357,16 @@ measure() {
 	fi
 }
 
-# Iterations for SIZE in the sweep: about 16 MiB of data, 5 (perftest's minimum) to 1000
-# messages.
+# Messages for a message-rate point. Under TCG a 2 B stream runs at a few thousand
+# messages a second: 1000 took 0.2-0.4 s, mostly the ramp up and down of a window of 128,
+# and scattered by the scheduler; 10000 take a few seconds.
+rate_msgs=10000
+
+# Iterations for SIZE in the sweep: about 16 MiB of data, 5 (perftest's minimum) to
+# $rate_msgs messages.
 sweep_iters() {
 	local n=$((16 * 1024 * 1024 / $1))
-	[ $n -le 1000 ] || n=1000
+	[ $n -le $rate_msgs ] || n=$rate_msgs
 	[ $n -ge 5 ] || n=5
 	echo $n
 }
@@ -380,8 +385,8 @@ matrix() {
 	measure "$p" "$rep" ib_write_bw-q64 65536 16
 	measure "$p" "$rep" ib_write_bw-2flows 65536 500
 	[ "$quick" != 1 ] || return 0
-	measure "$p" "$rep" ib_write_bw-q8 2 125
-	measure "$p" "$rep" ib_atomic_bw 8 1000 -A FETCH_AND_ADD
+	measure "$p" "$rep" ib_write_bw-q8 2 $((rate_msgs / 8))
+	measure "$p" "$rep" ib_atomic_bw 8 $rate_msgs -A FETCH_AND_ADD
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
 			measure "$p" "$rep" "$t" "$s" "$(sweep_iters "$s")"
