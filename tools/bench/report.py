@@ -77,7 +77,7 @@ with open(log, "rb") as f:
             try:
                 p, test, size, rep, metric, value = parts
                 size, rep = int(size), int(rep)
-                numeric = metric in NUMERIC or re.fullmatch(r"bw_flow\d+", metric)
+                numeric = metric in NUMERIC or re.fullmatch(r"bw_flow\d+|hw_\w+", metric)
                 if p not in PROVIDERS or test not in TESTS or not (numeric or metric in TEXT):
                     raise ValueError
                 if numeric:

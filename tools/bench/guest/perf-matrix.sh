@@ -22,7 +22,8 @@
 #     numbers: bw_avg bw_peak (MB/s = MiB/s), msgrate (Mpps), t_min t_typical t_avg
 #     t_p99 t_max (usec), iters, tries, secs (wall time of the run), msgs (messages or
 #     exchanges moved), cpu_kern cpu_user cpu_idle (CPU seconds of the whole guest while
-#     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait)
+#     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait),
+#     hw_<counter> (the change of a device port counter during the run, if any)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
 #   BENCH-META providers <rxe rrxe [base]>   BENCH-META datapath <provider> <yes|no>
 #   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
@@ -112,6 +113,15 @@ cpu_ticks() {
 	C_KERN=$((system + irq + softirq)) C_USER=$((user + nice)) C_IDLE=$((idle + iowait))
 }
 
+# hw_counters: "name value" lines of the device's port counters (rxe and rrxe both have
+# them: retransmissions, RNR NAKs, sequence errors, drops), for the deltas of a run.
+hw_counters() {
+	local f
+	for f in /sys/class/infiniband/"$dev"/ports/1/hw_counters/*; do
+		[ -f "$f" ] && echo "${f##*/} $(cat "$f" 2>/dev/null || echo 0)"
+	done
+}
+
 # tick_secs TICKS: USER_HZ ticks as seconds (USER_HZ is 100 on x86, fixed by the ABI).
 tick_secs() {
 	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
@@ -141,6 +151,7 @@ pair() {
 	local secs=$1 n=$2 t0 i st cst=0 sst=0 up=1 bad=1 cbad=1 k0 u0 i0
 	local -a spid cpid ports
 	shift 2
+	hw_counters >/tmp/hw0
 	cpu_ticks
 	k0=$C_KERN u0=$C_USER i0=$C_IDLE
 	t0=$EPOCHREALTIME
@@ -192,6 +203,7 @@ pair() {
 		fi
 	done
 	cpu_ticks
+	hw_counters >/tmp/hw1
 	P_KERN=$((C_KERN - k0)) P_USER=$((C_USER - u0)) P_IDLE=$((C_IDLE - i0))
 	P_SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
 	# busybox timeout exits with 143, not 124, on expiry (as run_to, judge by the clock).
@@ -309,6 +321,9 @@ measure() {
 	rec cpu_kern "$(tick_secs "$P_KERN")"
 	rec cpu_user "$(tick_secs "$P_USER")"
 	rec cpu_idle "$(tick_secs "$P_IDLE")"
+	# The device counters that moved during the run, as hw_<counter> <delta>.
+	awk 'NR == FNR { a[$1] = $2; next } $2 - a[$1] != 0 { print $1, $2 - a[$1] }' \
+		/tmp/hw0 /tmp/hw1 | while read -r c v; do rec "hw_$c" "$v"; done
 	if [ "$P_ST" = ok ] && [ "$flows" -gt 1 ]; then
 		# Every flow's average, and the sums (perftest's peak is per flow: not summed).
 		for ((i = 1; i <= flows; i++)); do
