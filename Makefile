@@ -16,8 +16,8 @@
 #                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot; BENCH_BASE=REV adds rrxe
 #                   of git revision REV to that boot (A/B against the code before a change).
-#                   On the bench kernel (the test kernel without lockdep, lock, list and
-#                   leak debugging), built first if missing; BENCH_KERNEL=test: the test kernel
+#                   On the bench kernel (the test kernel without lockdep, lock and leak
+#                   debugging), built first if missing; BENCH_KERNEL=test: the test kernel
 #   make bench-profile  where the time goes: perf samples the guest while perftest runs
 #                   (ib_write_bw and ib_send_bw 2 B, ib_write_bw and ib_read_bw 64 KiB) on
 #                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a

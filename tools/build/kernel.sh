@@ -11,7 +11,7 @@
 #                       KFENCE, kmemleak on, object debugging) on top of rrxe-test.config
 #   kernel.sh --bench [--path]
 #                       the same for the bench kernel (make bench): rrxe-bench.config (no
-#                       lockdep, lock, list or leak debugging) on top of rrxe-test.config
+#                       lockdep, lock or leak debugging) on top of rrxe-test.config
 #
 # The cache key covers everything that changes the result: kernel source version,
 # config fragment, rustc, clang and bindgen versions, and KBUILD_REV below.
