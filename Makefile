@@ -15,11 +15,14 @@
 #   make soak       100 back-to-back two-VM traffic runs, rrxe-rrxe and rxe-rrxe, counting
 #                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot; BENCH_BASE=REV adds rrxe
-#                   of git revision REV to that boot (A/B against the code before a change)
+#                   of git revision REV to that boot (A/B against the code before a change).
+#                   On the bench kernel (the test kernel without lockdep, lock and leak
+#                   debugging), built first if missing; BENCH_KERNEL=test: the test kernel
 #   make bench-profile  where the time goes: perf samples the guest while perftest runs
 #                   (ib_write_bw and ib_send_bw 2 B, ib_write_bw and ib_read_bw 64 KiB) on
 #                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a
-#                   report (.txt) per driver and point in out/bench/profile-<timestamp>/
+#                   report (.txt) per driver and point in out/bench/profile-<timestamp>/;
+#                   on the bench kernel too
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
 #   make clean
@@ -64,10 +67,11 @@ SOAK_RUNS ?= 100
 soak: modules
 	tools/testing/soak --runs $(SOAK_RUNS)
 
-bench: modules
+# The bench scripts build rrxe.ko for the kernel they run on.
+bench:
 	tools/bench/bench
 
-bench-profile: modules
+bench-profile:
 	tools/bench/profile
 
 clean:

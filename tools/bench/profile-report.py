@@ -205,6 +205,10 @@ def rate_line(env, total, idle):
             f"busy {total - idle} ({pct(total - idle, total):.1f}%)")
 
 
+def kernel_of(env):
+    return f"kernel {env.get('kernel', '?')} ({env.get('kernel_flavour', '?')} kernel)"
+
+
 def write_report(path, env, title, stacks, total, idle):
     tables = analyse(stacks)
     busy = total - idle
@@ -212,7 +216,7 @@ def write_report(path, env, title, stacks, total, idle):
              f"command: {env.get('perf_cmd', '?')}",
              rate_line(env, total, idle),
              perftest_result(env),
-             f"kernel {env.get('kernel', '?')}; symbols from the guest's /proc/kallsyms "
+             f"{kernel_of(env)}; symbols from the guest's /proc/kallsyms "
              "(modules included)",
              "idle: samples of the idle task in a halt or idle routine; interrupts and "
              "softirqs on an idle CPU are busy.",
@@ -269,7 +273,8 @@ def process(raw, out, p, test, size):
     sub = f"{rate_line(env, total, idle)}. {perftest_result(env)}."
     with open(os.path.join(out, name + ".svg"), "w", encoding="utf-8") as f:
         f.write(flamegraph.render((";".join(s) + f" {n}" for s, n in stacks.items()),
-                                  f"{title}: perf record -e cpu-clock -a -g, QEMU TCG guest",
+                                  f"{title}: perf record -e cpu-clock -a -g, QEMU TCG guest, "
+                                  f"{env.get('kernel_flavour', '?')} kernel",
                                   sub, HOT))
     return env, total, idle, self_c
 
@@ -278,6 +283,7 @@ def summary(providers, points, runs):
     """Per point, the providers' top self symbols side by side."""
     col_w = max(40, 130 // len(providers) - 1)
     print()
+    print("; ".join(sorted({kernel_of(r[0]) for r in runs.values()})) or "kernel ?")
     print("Top self symbols, % of all samples (idle: the CPUs halted; the .txt reports have"
           " inclusive samples too)")
     for test, size in points:

@@ -252,7 +252,8 @@ for label, test, size, metric in SCALING:
             scaling.setdefault(p, {})[label] = a / b
 print()
 print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
-      f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')},",
+      f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')}",
+      f"({meta.get('kernel_flavour', '?')} kernel),",
       f"perftest {meta.get('perftest', '?')}")
 print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
       "figures as hardware performance.")
@@ -361,6 +362,7 @@ doc = {
                 "host_loadavg_start": load_start, "host_loadavg_end": load_end,
                 "caveat": "TCG figures: compare rxe and rrxe, never quote"},
     "kernel": meta.get("kernel"),
+    "kernel_flavour": meta.get("kernel_flavour"),
     "perftest": {"version": meta.get("perftest"), "package": perftest_pkg},
     "git": {"commit": git_rev, "dirty_files": git_dirty},
     **({"base": {k: base_facts.get(k) for k in ("rev", "commit", "tree", "ko")}}

@@ -33,6 +33,21 @@ rrxe_find_cargo() {
 }
 rrxe_find_cargo
 
+# rrxe_build_dir FLAVOUR: where tools/build/kbuild.sh builds rrxe.ko for the test, debug
+# or bench kernel (kernel.sh [--debug|--bench]): the repository itself for the test
+# kernel, a copy of its sources in out/ for the others, so that every build keeps its
+# objects. Not out/bench/: that holds the bench results.
+rrxe_build_dir() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	case $1 in
+	test) echo "$top" ;;
+	debug) echo "$top/out/debug" ;;
+	bench) echo "$top/out/bench-kernel" ;;
+	*) echo "rrxe_build_dir: no kernel flavour '$1'" >&2; return 1 ;;
+	esac
+}
+
 # Variables every kernel make needs.
 # shellcheck disable=SC2034 # for the scripts that source this file
 KMAKE_VARS=(LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc HOSTRUSTC=/usr/bin/rustc

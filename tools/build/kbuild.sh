@@ -9,16 +9,18 @@
 #   kbuild.sh --debug modules    build rrxe.ko for the debug kernel (kernel.sh --debug), in
 #                                out/debug/ (a copy of the sources, so that both builds
 #                                keep their objects): out/debug/rrxe.ko
+#   kbuild.sh --bench modules    the same for the bench kernel (kernel.sh --bench), in
+#                                out/bench-kernel/: out/bench-kernel/rrxe.ko
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/build/env.sh
 . "$here/env.sh"
 top=$(cd "$here/../.." && pwd)
 "$here/deps.sh"
-if [ "${1:-}" = --debug ]; then
+if [ "${1:-}" = --debug ] || [ "${1:-}" = --bench ]; then
+	kdir=$("$here/kernel.sh" "$1")
+	out=$(rrxe_build_dir "${1#--}")
 	shift
-	kdir=$("$here/kernel.sh" --debug)
-	out=$top/out/debug
 	mkdir -p "$out"
 	# Only changed files are copied, so make rebuilds only what changed.
 	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod*' \

@@ -9,6 +9,9 @@
 #   kernel.sh --debug [--path]
 #                       the same for the debug kernel: rrxe-debug.config (KASAN, UBSAN,
 #                       KFENCE, kmemleak on, object debugging) on top of rrxe-test.config
+#   kernel.sh --bench [--path]
+#                       the same for the bench kernel (make bench): rrxe-bench.config (no
+#                       lockdep, lock or leak debugging) on top of rrxe-test.config
 #
 # The cache key covers everything that changes the result: kernel source version,
 # config fragment, rustc, clang and bindgen versions, and KBUILD_REV below.
@@ -19,20 +22,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 KBUILD_REV=1
 tarball=/usr/src/linux-source-6.12.tar.xz
-debug=
-if [ "${1:-}" = --debug ]; then
-	debug=1
+# The flavour: test, or debug or bench, which add rrxe-FLAVOUR.config and "-FLAVOUR" to
+# the build directory's name.
+flavour=test sfx=
+case ${1:-} in
+--debug | --bench)
+	flavour=${1#--} sfx=-${1#--}
 	shift
-fi
+	;;
+esac
 
-# The effective fragment: rrxe-test.config, and for the debug kernel rrxe-debug.config
-# on top (its options replace the same options of the first).
+# The effective fragment: rrxe-test.config, and for the debug and bench kernels
+# rrxe-FLAVOUR.config on top (its options replace the same options of the first).
 fragment=$(mktemp)
 trap 'rm -f "$fragment"' EXIT
-if [ -n "$debug" ]; then
+if [ "$flavour" != test ]; then
 	opts() { sed -nE 's/^(# )?(CONFIG_[A-Za-z0-9_]+)[= ].*/\2/p' "$1"; }
-	grep -vwF -f <(opts "$here/rrxe-debug.config") "$here/rrxe-test.config" >"$fragment"
-	cat "$here/rrxe-debug.config" >>"$fragment"
+	grep -vwF -f <(opts "$here/rrxe-$flavour.config") "$here/rrxe-test.config" >"$fragment"
+	cat "$here/rrxe-$flavour.config" >>"$fragment"
 else
 	cat "$here/rrxe-test.config" >"$fragment"
 fi
@@ -47,7 +54,7 @@ key_input() {
 }
 key=$(key_input | sha256sum | cut -c1-16)
 kver=$(dpkg-query -W -f='${Version}' linux-source-6.12 | cut -d- -f1)
-kdir=$RRXE_CACHE/kernel/$kver${debug:+-debug}-$key
+kdir=$RRXE_CACHE/kernel/$kver$sfx-$key
 
 if [ "${1:-}" = --path ]; then
 	echo "$kdir"
@@ -68,7 +75,7 @@ if [ -f "$kdir/.rrxe-built" ]; then
 fi
 
 log=$kdir.log
-echo "kernel: building $kver${debug:+ debug} ($key) in $kdir; log: $log" >&2
+echo "kernel: building $kver${sfx:+ $flavour} ($key) in $kdir; log: $log" >&2
 start=$(date +%s)
 {
 	rm -rf "$kdir"

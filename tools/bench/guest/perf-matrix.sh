@@ -26,6 +26,7 @@
 #     hw_<counter> (the change of a device port counter during the run, if any)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
 #   BENCH-META providers <rxe rrxe [base]>   BENCH-META datapath <provider> <yes|no>
+#   BENCH-META kernel <release>   BENCH-META kernel_flavour <test|debug|bench>
 #   BENCH-ORDER <rep> <provider>  a provider's matrix of repetition rep starts
 #   BENCH-META memcpy_mibs|memcpy_cached_mibs <MiB/s>, memcpy_pinned <cpu|no>: the
 #     single-core memcpy bandwidth (the "TEST SIZE" of ONLY is "memcpy 0")
@@ -460,6 +461,7 @@ if [ "$RRXE_PROVIDER" != rxe ] || [ -z "$gid" ]; then
 	exit 2
 fi
 meta kernel "$(uname -r)"
+meta kernel_flavour "${RRXE_KERNEL:-unknown}"
 meta perftest "$(ib_write_bw --version 2>&1 | sed -n 's/^Version: *//p' | head -n 1)"
 meta vcpus "$(nproc)"
 meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"

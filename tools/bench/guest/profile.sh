@@ -120,7 +120,8 @@ profile() {
 	local p=$1 t=$2 size=$3 name=$1-$2-$3 st=0 row c t0 ppid env=()
 	local covered=no cst=0 sst=0 log=$out/$1-$2-$3.log
 	env=("provider=$p" "test=$t" "size=$size" "secs=$secs" "ncpus=$(nproc)"
-		"kernel=$(uname -r)" "perf_cmd=$perf_rec" "perftest_secs=$dur")
+		"kernel=$(uname -r)" "kernel_flavour=${RRXE_KERNEL:-unknown}" "perf_cmd=$perf_rec"
+		"perftest_secs=$dur")
 	rm -f "$out/$name.env" "$out/$name.script" "$log"
 	if ! use_provider "$p"; then
 		say "$name no device - $DEV_ERR"
@@ -194,7 +195,8 @@ hostroot_setup
 trap hostroot_teardown EXIT
 mkdir -p "$HOSTROOT/tmp/out"
 mount --bind "$out" "$HOSTROOT/tmp/out"
-say "perf $(hostroot_run perf --version), kernel $(uname -r), $(nproc) vCPUs," \
+say "perf $(hostroot_run perf --version), kernel $(uname -r) (${RRXE_KERNEL:-unknown})," \
+	"$(nproc) vCPUs," \
 	"$(grep -c '\[rdma_rxe\]' /proc/kallsyms) rdma_rxe symbols in /proc/kallsyms"
 for p in "${providers[@]}"; do
 	for pt in "${points[@]}"; do
