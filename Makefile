@@ -9,9 +9,10 @@
 #   make check      every test: host checks and guest tests; ends with "N passed, N failed"
 #   make check-debug  the guest tests on the debug kernel (KASAN, UBSAN, KFENCE, kmemleak):
 #                   hours, not for CI
-#   make conformance  pyverbs rxe vs rrxe, the two-VM interoperability matrix with rxe
-#                   (also over lossy links) and the real RDMA clients across two VMs;
-#                   several hours (about 3 without the clients), not for CI
+#   make conformance  pyverbs rxe vs rrxe, teardown under traffic on rrxe and rxe, the
+#                   two-VM interoperability matrix with rxe (also over lossy links) and
+#                   the real RDMA clients across two VMs; several hours (about 3 without
+#                   the clients), not for CI
 #   make soak       100 back-to-back two-VM traffic runs, rrxe-rrxe and rxe-rrxe, counting
 #                   kernel crashes per provider and side (SOAK_RUNS=N); hours, not for CI
 #   make bench      perftest matrix, rxe and rrxe in the same boot; BENCH_BASE=REV adds rrxe
