@@ -49,8 +49,17 @@ TR_AGAIN_OFFSET=20000
 TR_CONNECT_RE="Couldn't connect to|Unable to init the socket connection|Connection refused|RDMA_CM_EVENT_REJECTED|REJECTED"
 mkdir -p "$TR_DIR"
 
-# tr_wait_pid PID SECS [ABORT]: PID's status, or 124 after killing it when SECS pass, or
-# 125 after killing it when process ABORT ended first.
+# tr_snapshot: this VM's QPs (state, PSNs) and device counters as TAP comments, taken when
+# a program hangs and before it is killed: its QPs go with it, and the PSNs on both sides
+# say who waits for what.
+tr_snapshot() {
+	echo "#   QPs at the timeout (pid $1):"
+	rdma res show qp 2>/dev/null | grep -vE 'type (GSI|SMI)' | sed 's/^/#   | /'
+	tr_counters
+}
+
+# tr_wait_pid PID SECS [ABORT]: PID's status, or 124 after killing it when SECS pass (with
+# a tr_snapshot first), or 125 after killing it when process ABORT ended first.
 tr_wait_pid() {
 	local pid=$1 end=$(($(date +%s) + $2)) st=0
 	while kill -0 "$pid" 2>/dev/null; do
@@ -58,6 +67,7 @@ tr_wait_pid() {
 			st=125
 		elif [ "$(date +%s)" -ge $end ]; then
 			st=124
+			tr_snapshot "$pid"
 		fi
 		if [ $st != 0 ]; then
 			kill -TERM "$pid" 2>/dev/null
