@@ -3,7 +3,7 @@
 //! The state of a QP's protocol engine: the requester's position in the send queue and what
 //! it knows of each WQE in flight, the completer's sequence state and retry counters, and
 //! the responder's sequence state, receive WQE, RDMA WRITE in progress and read/atomic
-//! resources. All of it lives under the QP lock; the QP's work item runs the engine.
+//! resources. All of it lives under the QP lock; passes run the engine ([`crate::task`]).
 
 use crate::{
     mem::MemRef,

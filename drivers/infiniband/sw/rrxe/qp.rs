@@ -37,7 +37,7 @@ use crate::{
     qp_attr::{check_attr, Params},
     queue::{map, FromClient, Producer},
     srq::SrqShared,
-    task::{TxWake, WakeSlot, TX_DRAIN_MS},
+    task::{Runner, TxWake, WakeSlot, TX_DRAIN_MS},
     tx::{self, Path},
     wqe,
 };
@@ -89,8 +89,9 @@ impl Drop for Qp {
         self.shared.shutdown_timer_sync::<1>();
         // A pass in progress (one that found the QP alive before `dead` was set) finishes:
         // it may still call the CQs' handlers, and the consumer may destroy the CQs once
-        // this returns. Passes later find the QP dead. Userspace doorbell passes run in
-        // `post_send`, which the uverbs layer does not run concurrently with destroy.
+        // this returns. It may run in the work item, the doorbell or another QP's caller
+        // (a loopback peer's); no pass starts after.
+        self.shared.runner.stop();
         flush_work(&*self.shared);
         self.shared.req_q.purge();
         self.shared.resp_q.purge();
@@ -138,6 +139,8 @@ pub(crate) struct QpShared {
     pub(crate) req_q: SkbQueue,
     #[pin]
     pub(crate) resp_q: SkbQueue,
+    /// Who runs the engine (one pass at a time).
+    pub(crate) runner: Runner,
     #[pin]
     work: Work<QpShared>,
     #[pin]
@@ -342,6 +345,7 @@ impl Qp {
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
+                runner: Runner::new(),
                 work <- new_work!("rrxe:qp"),
                 retrans_timer <- crate::new_timer!("rrxe:retrans"),
                 rnr_timer <- crate::new_timer!("rrxe:rnr"),
@@ -527,15 +531,16 @@ impl Qp {
     }
 
     /// Kernel consumers posted work requests (possibly with interrupts disabled): the
-    /// work item processes them.
+    /// work item is scheduled.
     pub(crate) fn kick(&self) {
         self.shared.clone().schedule();
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
-    /// caller's thread runs the engine at once (saving a work item wake-up per message);
-    /// what exceeds the budget goes to the work item. Serialised with the work item by the
-    /// QP lock.
+    /// caller's thread runs the engine at once (saving a work item wake-up per message),
+    /// and the passes of the local QPs its packets reach (see [`QpShared::process`]); what
+    /// exceeds the budget goes to the work item. If the engine is running (the work item),
+    /// the caller returns at once and the engine runs again after ([`Runner`]).
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
         self.shared.clone().process();

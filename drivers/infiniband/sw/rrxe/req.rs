@@ -102,7 +102,7 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
         dma_len: len,
     });
     // A request lost here is asked for again after the next timeout.
-    match tx::send(p.dev, p.ndev, tx, &p.inner.path, &hdr, 0, |_| {
+    match tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), MemError>(())
     }) {
         Ok(()) => p.count(Counter::RdmaSends),
@@ -281,7 +281,7 @@ fn local_status(op: WrOpcode, _e: MemError) -> WcStatus {
 /// Starts the next WQE, if one is posted and may start. Returns false when nothing can
 /// start now.
 fn start_next(p: &mut Pass<'_>) -> bool {
-    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let (qp, dev, ndev) = (p.qp, p.dev, p.link.ndev);
     let inner = &mut *p.inner;
     let index = inner.eng.req_index;
     if index == inner.sq.producer() {
@@ -469,7 +469,7 @@ fn start_next(p: &mut Pass<'_>) -> bool {
 
 /// Builds and sends one packet of the current WQE.
 fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
-    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let (qp, dev, link) = (p.qp, p.dev, p.link);
     let inner = &mut *p.inner;
     let ack_req = inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode);
     let Some(cur) = inner.eng.cur.as_ref() else {
@@ -530,7 +530,7 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
     let offset = u64::from(seg.offset);
     let res = tx::send(
         dev,
-        ndev,
+        link,
         tx,
         &cur.path,
         &hdr,

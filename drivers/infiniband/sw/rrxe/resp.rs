@@ -79,7 +79,7 @@ fn send_response(
         msn: p.inner.eng.resp.msn,
     });
     hdr.atomic_ack = atomic_ack;
-    let _ = tx::send(p.dev, p.ndev, tx, &p.inner.path, &hdr, 0, |_| {
+    let _ = tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), ()>(())
     });
 }
@@ -132,7 +132,7 @@ fn send_read_response(p: &mut Pass<'_>) {
     };
     let res = tx::send(
         p.dev,
-        p.ndev,
+        p.link,
         tx,
         &inner.path,
         &hdr,

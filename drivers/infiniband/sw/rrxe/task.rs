@@ -1,24 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How a QP's engine runs: its work item (which runs a pass, [`crate::pass`]), its
-//! retransmission and RNR timers, the wake-up of a sender that stopped at its limit of
-//! packets in flight, and what a pass asks for once the QP lock is dropped (CQ handlers,
-//! timers, another pass).
+//! How a QP's engine runs: its work item or the doorbell's caller (which run passes,
+//! [`crate::pass`]: the QP's own, then those of the local QPs its loopback packets
+//! reached), its retransmission and RNR timers, the wake-up of a sender that stopped at its
+//! limit of packets in flight, and what a pass asks for once the QP lock is dropped (CQ
+//! handlers, timers, another pass).
 
 use crate::{
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
     ext::{
+        delay::msleep,
         net::{skb::SkBuff, xmit::TxDone},
         rdma::device::{Device, Registered},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
     pass::Pass,
+    proto::verbs::QpType,
     qp::{Inner, QpShared, BUDGET},
+    tx::Egress,
 };
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::{
+    cell::Cell,
+    sync::atomic::{AtomicBool, AtomicU8, Ordering},
+};
 use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
 
 /// How long a destroyed QP waits for its packets to leave (milliseconds).
@@ -27,6 +34,16 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
+/// Passes one call of [`QpShared::process`] runs: its QP's, then those of the QPs that its
+/// loopback packets reached, and theirs; the QPs still woken after that are scheduled.
+/// Bounds the work done in a doorbell's system call.
+const INLINE_PASSES: u32 = 4;
+/// A QP with at most this many send WQEs outstanding after its pass is waiting for one
+/// message (a ping-pong, a request and its answer): the passes of the local QPs its
+/// packets reached run at once, in its caller. A QP with more outstanding is streaming:
+/// its peers' passes go to their work items, which run beside the posting thread (on
+/// another CPU).
+const LONE_WQES: u32 = 1;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
 /// unacknowledged packets, a responder the answers to what was asked), and the responder
@@ -43,6 +60,124 @@ pub(crate) struct TxWake {
     /// flight, also after the QP is destroyed: the skb destructor is this module's code,
     /// and module exit unregisters its devices, which waits for their references.
     pub(crate) _dev: ARef<Device<RrxeDev, Registered>>,
+}
+
+/// Who runs a QP's engine: nobody, one caller, or one caller that others asked to run
+/// it once more; or nobody ever again (the QP is destroyed). One pass runs at a time: a
+/// caller that finds the engine running asks for another pass and returns instead of
+/// spinning on the QP lock (a doorbell spinning on the lock while the work item ran a long
+/// pass took a third of the CPU in a 64 KiB write stream). The one running it sees the
+/// request when it is done and schedules the work item: nothing asked for is lost.
+pub(crate) struct Runner(AtomicU8);
+
+const IDLE: u8 = 0;
+const BUSY: u8 = 1;
+const ARMED: u8 = 2;
+const STOPPED: u8 = 3;
+
+impl Runner {
+    /// Nobody runs the engine.
+    pub(crate) const fn new() -> Self {
+        Runner(AtomicU8::new(IDLE))
+    }
+
+    /// Takes the engine: true if the caller runs it now; false if another caller runs it
+    /// (which is asked to run it once more) or it is stopped.
+    fn claim(&self) -> bool {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let next = match cur {
+                IDLE => BUSY,
+                BUSY | ARMED => ARMED,
+                _ => return false,
+            };
+            // Acquire: a caller that takes the engine sees what the last one did. Release
+            // (also when it was armed already): the one running it, whose `release` reads
+            // this write, sees the work this caller queued before asking.
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return cur == IDLE,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Gives the engine up; returns whether another pass was asked for meanwhile.
+    fn release(&self) -> bool {
+        // Release: the next caller sees this pass's work.
+        self.0.swap(IDLE, Ordering::AcqRel) == ARMED
+    }
+
+    /// Waits until nobody runs the engine and stops it for good: no pass starts after.
+    /// For teardown, process context: a pass that found the QP alive (perhaps in another
+    /// QP's caller, [`QpShared::process`]) has finished, CQ handlers included, when this
+    /// returns. Passes are bounded ([`BUDGET`]), and no caller holds the engine while it
+    /// waits for anything.
+    pub(crate) fn stop(&self) {
+        while self
+            .0
+            .compare_exchange(IDLE, STOPPED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            msleep(1);
+        }
+    }
+}
+
+/// How many QPs a [`Woken`] holds; more are scheduled.
+const WOKEN_MAX: usize = 4;
+
+/// QPs that packets sent over the loopback shortcut reached during a pass, for the pass's
+/// caller to run once the sender's lock is dropped ([`QpShared::process`]): a message
+/// between two local QPs then costs no work-item wake-up. Only connected (RC, UC)
+/// userspace QPs are run so: their packets come from the QP they are connected to, whose
+/// caller runs them. A UD or GSI QP, which anyone may send to, and a kernel consumer's QP
+/// get their work item, so that no other user's thread runs (and, preempted, holds up)
+/// their engine. Beyond [`WOKEN_MAX`] QPs, and for those still held when it is dropped,
+/// the QP's work item is scheduled: no QP is left without a pass for the packets queued
+/// to it. One pass's, on its stack (not `Sync`).
+#[derive(Default)]
+pub(crate) struct Woken([Cell<Option<Arc<QpShared>>>; WOKEN_MAX]);
+
+impl Woken {
+    /// Adds `qp` (once), or schedules it (no room, or not run by another QP's caller).
+    pub(crate) fn add(&self, qp: Arc<QpShared>) {
+        if qp.kernel || !matches!(qp.qp_type, QpType::Rc | QpType::Uc) {
+            qp.schedule();
+            return;
+        }
+        let mut free = None;
+        for slot in &self.0 {
+            let held = slot.take();
+            let same = held.as_ref().is_some_and(|h| Arc::ptr_eq(h, &qp));
+            if held.is_none() && free.is_none() {
+                free = Some(slot);
+            }
+            slot.set(held);
+            if same {
+                return;
+            }
+        }
+        match free {
+            Some(slot) => slot.set(Some(qp)),
+            None => qp.schedule(),
+        }
+    }
+
+    /// Takes a QP (the one in the first slot held).
+    pub(crate) fn take(&self) -> Option<Arc<QpShared>> {
+        self.0.iter().find_map(Cell::take)
+    }
+}
+
+impl Drop for Woken {
+    fn drop(&mut self) {
+        while let Some(qp) = self.take() {
+            qp.schedule();
+        }
+    }
 }
 
 /// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.
@@ -84,9 +219,10 @@ impl Inner {
 }
 
 impl QpShared {
-    /// Queues a received packet and schedules the work item; drops it (and counts it) when
-    /// the queue is full. Softirq context.
-    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
+    /// Queues a received packet and schedules the work item, or adds the QP to `woken` (a
+    /// loopback packet: the sending pass's caller runs it); drops the packet (and counts it)
+    /// when the queue is full. Softirq context, or a sending pass.
+    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool, woken: Option<&Woken>) {
         let q = if request { &self.req_q } else { &self.resp_q };
         // Receive runs on several CPUs at once: the queue may exceed the limit by as many
         // packets as there are CPUs.
@@ -95,7 +231,10 @@ impl QpShared {
             return;
         }
         q.push(skb);
-        self.schedule();
+        match woken {
+            Some(woken) => woken.add(self),
+            None => self.schedule(),
+        }
     }
 
     /// Schedules the work item (it runs once more if it is running).
@@ -138,6 +277,33 @@ impl WorkItem for QpShared {
 }
 
 impl QpShared {
+    /// Runs a pass of this QP, then, while the QP that ran last is waiting for a single
+    /// message ([`LONE_WQES`]), of the QPs that its loopback packets reached (a local
+    /// responder, then the requester its acknowledges reached, ...), up to
+    /// [`INLINE_PASSES`]; schedules the QPs left. A QP whose engine another caller runs
+    /// is left to that caller ([`Runner`]). Process context, no QP lock held.
+    pub(crate) fn process(self: Arc<Self>) {
+        let todo = Woken::default();
+        todo.add(self);
+        for _ in 0..INLINE_PASSES {
+            let Some(qp) = todo.take() else {
+                return;
+            };
+            if !qp.runner.claim() {
+                continue;
+            }
+            let lone = qp.pass(&todo);
+            if qp.runner.release() {
+                // Asked for while it ran: the work item runs it, beside this caller.
+                qp.clone().schedule();
+            }
+            if !lone {
+                break;
+            }
+        }
+        // Dropping `todo` schedules what it holds.
+    }
+
     /// One pass of the engine, its stages in the order in which a packet's consequences
     /// flow, each within its budget:
     ///
@@ -151,23 +317,25 @@ impl QpShared {
     /// No stage calls back into another: what one decides for a later one it records in
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
-    /// carries out. Queues the work item again if work is left. Process context.
-    pub(crate) fn process(self: Arc<Self>) {
-        let qp = &*self;
+    /// carries out. Queues the work item again if work is left. The QPs that its loopback
+    /// packets reach join `woken`. Returns whether the QP is waiting for a single message
+    /// ([`LONE_WQES`]). Process context.
+    fn pass(self: &Arc<Self>, woken: &Woken) -> bool {
+        let qp: &QpShared = self;
         let Some(ndev) = qp.dev.netdev() else {
             qp.req_q.purge();
             qp.resp_q.purge();
-            return;
+            return false;
         };
-        let out = {
+        let (out, lone) = {
             let mut inner = qp.inner.lock();
             if inner.dead {
-                return;
+                return false;
             }
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                ndev: &ndev,
+                link: Egress { ndev: &ndev, woken },
                 inner: &mut inner,
                 out: Outbox::default(),
             };
@@ -187,9 +355,13 @@ impl QpShared {
             p.out.again |= more;
             crate::comp::complete_sent(&mut p);
             p.out.again |= !qp.resp_q.is_empty();
-            p.out
+            // The producer index is the client's: any value only picks where the woken
+            // QPs' passes run.
+            let lone = !p.out.again && p.inner.sq.count() <= LONE_WQES;
+            (p.out, lone)
         };
         self.finish(out);
+        lone
     }
 }
 
