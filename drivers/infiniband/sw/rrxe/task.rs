@@ -166,6 +166,14 @@ impl Woken {
         }
     }
 
+    /// A set holding `qp` alone: the QP a call of [`QpShared::process`] runs first, whatever
+    /// its type (the rule of [`Self::add`] is for the peers its packets reach).
+    fn with(qp: Arc<QpShared>) -> Self {
+        let this = Self::default();
+        this.0[0].set(Some(qp));
+        this
+    }
+
     /// Takes a QP (the one in the first slot held).
     pub(crate) fn take(&self) -> Option<Arc<QpShared>> {
         self.0.iter().find_map(Cell::take)
@@ -283,8 +291,7 @@ impl QpShared {
     /// [`INLINE_PASSES`]; schedules the QPs left. A QP whose engine another caller runs
     /// is left to that caller ([`Runner`]). Process context, no QP lock held.
     pub(crate) fn process(self: Arc<Self>) {
-        let todo = Woken::default();
-        todo.add(self);
+        let todo = Woken::with(self);
         for _ in 0..INLINE_PASSES {
             let Some(qp) = todo.take() else {
                 return;
