@@ -141,6 +141,8 @@ pub(crate) struct QpShared {
     pub(crate) resp_q: SkbQueue,
     /// Who runs the engine (one pass at a time).
     pub(crate) runner: Runner,
+    /// Whether the last pass left the QP waiting for a single message.
+    pub(crate) lone: AtomicBool,
     #[pin]
     work: Work<QpShared>,
     #[pin]
@@ -346,6 +348,7 @@ impl Qp {
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
                 runner: Runner::new(),
+                lone: AtomicBool::new(true),
                 work <- new_work!("rrxe:qp"),
                 retrans_timer <- crate::new_timer!("rrxe:retrans"),
                 rnr_timer <- crate::new_timer!("rrxe:rnr"),

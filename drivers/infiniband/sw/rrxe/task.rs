@@ -292,14 +292,20 @@ impl QpShared {
     /// is left to that caller ([`Runner`]). Process context, no QP lock held.
     pub(crate) fn process(self: Arc<Self>) {
         let todo = Woken::with(self);
-        for _ in 0..INLINE_PASSES {
+        for i in 0..INLINE_PASSES {
             let Some(qp) = todo.take() else {
                 return;
             };
+            if i > 0 && !qp.lone.load(Ordering::Relaxed) {
+                // A streaming peer: its work item runs it, beside this caller.
+                qp.schedule();
+                continue;
+            }
             if !qp.runner.claim() {
                 continue;
             }
             let lone = qp.pass(&todo);
+            qp.lone.store(lone, Ordering::Relaxed);
             if qp.runner.release() {
                 // Asked for while it ran: the work item runs it, beside this caller.
                 qp.clone().schedule();
