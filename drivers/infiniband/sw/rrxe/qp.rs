@@ -35,9 +35,9 @@ use crate::{
     new_spinlock_bh, new_spinlock_irq, params,
     proto::{completer::RetryCounter, psn::Psn, verbs::QpType},
     qp_attr::{check_attr, Params},
-    queue::{map, FromClient, Producer},
+    queue::{map, FromClient, Producer, Watch},
     srq::SrqShared,
-    task::{Runner, TxWake, WakeSlot, TX_DRAIN_MS},
+    task::{Runner, Seen, TxWake, WakeSlot, TX_DRAIN_MS},
     tx::{self, Path},
     wqe,
 };
@@ -141,8 +141,10 @@ pub(crate) struct QpShared {
     pub(crate) resp_q: SkbQueue,
     /// Who runs the engine (one pass at a time).
     pub(crate) runner: Runner,
-    /// Whether the last pass left the QP waiting for a single message.
-    pub(crate) lone: AtomicBool,
+    /// The send queue's indices, for the doorbell.
+    pub(crate) sq_watch: Watch,
+    /// What the doorbell saw last.
+    pub(crate) seen: Seen,
     #[pin]
     work: Work<QpShared>,
     #[pin]
@@ -331,6 +333,7 @@ impl Qp {
             src_port: tx::src_port(qpn),
             ..Default::default()
         };
+        let sq_watch = sq.watch();
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn,
@@ -348,7 +351,8 @@ impl Qp {
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
                 runner: Runner::new(),
-                lone: AtomicBool::new(true),
+                sq_watch,
+                seen: Seen::new(),
                 work <- new_work!("rrxe:qp"),
                 retrans_timer <- crate::new_timer!("rrxe:retrans"),
                 rnr_timer <- crate::new_timer!("rrxe:rnr"),
@@ -534,19 +538,17 @@ impl Qp {
     }
 
     /// Kernel consumers posted work requests (possibly with interrupts disabled): the
-    /// work item is scheduled.
+    /// engine runs again, in its work item ([`QpShared::kick`]).
     pub(crate) fn kick(&self) {
-        self.shared.clone().schedule();
+        self.shared.clone().kick();
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
-    /// caller's thread runs the engine at once (saving a work item wake-up per message),
-    /// and the passes of the local QPs its packets reach (see [`QpShared::process`]); what
-    /// exceeds the budget goes to the work item. If the engine is running (the work item),
-    /// the caller returns at once and the engine runs again after ([`Runner`]).
+    /// caller's thread runs the engine at once if the client waits for this message, else
+    /// the work item runs it beside the client ([`QpShared::ring`]).
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
-        self.shared.clone().process();
+        self.shared.clone().ring();
         Ok(())
     }
 

@@ -2,14 +2,15 @@
 
 //! How a QP's engine runs: its work item or the doorbell's caller (which run passes,
 //! [`crate::pass`]: the QP's own, then those of the local QPs its loopback packets
-//! reached), its retransmission and RNR timers, the wake-up of a sender that stopped at its
-//! limit of packets in flight, and what a pass asks for once the QP lock is dropped (CQ
-//! handlers, timers, another pass).
+//! reached), which of the two a doorbell picks, its retransmission and RNR timers, the
+//! wake-up of a sender that stopped at its limit of packets in flight, and what a pass asks
+//! for once the QP lock is dropped (CQ handlers, timers, another pass).
 
 use crate::{
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
+    ext::rdma::cq::CqRef,
     ext::{
         delay::msleep,
         net::{skb::SkBuff, xmit::TxDone},
@@ -24,7 +25,7 @@ use crate::{
 };
 use core::{
     cell::Cell,
-    sync::atomic::{AtomicBool, AtomicU8, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering},
 };
 use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
 
@@ -35,15 +36,10 @@ const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
 /// Passes one call of [`QpShared::process`] runs: its QP's, then those of the QPs that its
-/// loopback packets reached, and theirs; the QPs still woken after that are scheduled.
-/// Bounds the work done in a doorbell's system call.
+/// loopback packets reached, and theirs (a request, its answer, the completion: three);
+/// the QPs still woken after that are scheduled. Bounds the work done in a doorbell's
+/// system call, and a work item's turn.
 const INLINE_PASSES: u32 = 4;
-/// A QP with at most this many send WQEs outstanding after its pass is waiting for one
-/// message (a ping-pong, a request and its answer): the passes of the local QPs its
-/// packets reached run at once, in its caller. A QP with more outstanding is streaming:
-/// its peers' passes go to their work items, which run beside the posting thread (on
-/// another CPU).
-const LONE_WQES: u32 = 1;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
 /// unacknowledged packets, a responder the answers to what was asked), and the responder
@@ -110,6 +106,26 @@ impl Runner {
         self.0.swap(IDLE, Ordering::AcqRel) == ARMED
     }
 
+    /// Asks the caller running the engine for another pass, as [`Self::claim`] does when
+    /// it fails, without taking an idle engine: false if nobody runs it (the caller sees
+    /// that it runs), true if it is running (and runs again) or stopped.
+    fn request(&self) -> bool {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            if cur != BUSY {
+                return cur != IDLE;
+            }
+            // Release: the one running it sees the work this caller queued (as in `claim`).
+            match self
+                .0
+                .compare_exchange_weak(BUSY, ARMED, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
     /// Waits until nobody runs the engine and stops it for good: no pass starts after.
     /// For teardown, process context: a pass that found the QP alive (perhaps in another
     /// QP's caller, [`QpShared::process`]) has finished, CQ handlers included, when this
@@ -124,6 +140,33 @@ impl Runner {
             msleep(1);
         }
     }
+}
+
+/// What a QP's doorbell remembers from one call to the next, to tell a client that waits
+/// for each message from one that posts ahead ([`QpShared::ring`]). Written by doorbells
+/// only; a race between two threads ringing the same QP only misplaces a pass.
+pub(crate) struct Seen {
+    /// The send queue's producer index at the last doorbell.
+    sq_prod: AtomicU32,
+    /// The consumer indices of the send and receive CQs at the last doorbell that found
+    /// the QP idle; `u32::MAX` (never an index) until then, so that a new QP's first
+    /// doorbell counts as one the client waited for.
+    cq_cons: [AtomicU32; 2],
+}
+
+impl Seen {
+    /// Nothing seen yet.
+    pub(crate) const fn new() -> Self {
+        Seen {
+            sq_prod: AtomicU32::new(0),
+            cq_cons: [AtomicU32::new(u32::MAX), AtomicU32::new(u32::MAX)],
+        }
+    }
+}
+
+/// The consumer index of `cq` (0 if it is gone: the core destroys CQs after their QPs).
+fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
+    cq.with(|cq| cq.consumer()).unwrap_or(0)
 }
 
 /// How many QPs a [`Woken`] holds; more are scheduled.
@@ -245,6 +288,15 @@ impl QpShared {
         }
     }
 
+    /// Makes sure the engine runs after work was queued for it without running it here:
+    /// the caller running it runs it again ([`Runner`]), or the work item is scheduled.
+    /// Any context.
+    pub(crate) fn kick(self: Arc<Self>) {
+        if !self.runner.request() {
+            self.schedule();
+        }
+    }
+
     /// Schedules the work item (it runs once more if it is running).
     pub(crate) fn schedule(self: Arc<Self>) {
         let wq = self.dev.data().wq().clone();
@@ -285,33 +337,81 @@ impl WorkItem for QpShared {
 }
 
 impl QpShared {
-    /// Runs a pass of this QP, then, while the QP that ran last is waiting for a single
-    /// message ([`LONE_WQES`]), of the QPs that its loopback packets reached (a local
-    /// responder, then the requester its acknowledges reached, ...), up to
-    /// [`INLINE_PASSES`]; schedules the QPs left. A QP whose engine another caller runs
-    /// is left to that caller ([`Runner`]). Process context, no QP lock held.
+    /// The doorbell: the client posted send WQEs. Where the engine runs follows what the
+    /// client does, as the doorbell finds it:
+    ///
+    /// - The client waits for each message (a ping-pong, a request and its answer): every
+    ///   WQE it posted before this doorbell's has completed, and since the last such
+    ///   doorbell it took a completion from one of the QP's CQs (the last answer, or the
+    ///   acknowledge of its last message). The caller runs the engine at once, and the
+    ///   passes of the local QPs its packets reach: request, answer and completion in one
+    ///   system call, no work item woken ([`Self::process`]).
+    /// - Otherwise the client posts ahead of its completions (a stream): the doorbell only
+    ///   makes sure the engine runs ([`Self::kick`]) and returns, and the client goes back
+    ///   to posting and polling while the work item runs the protocol, its loopback peers'
+    ///   passes included, on another CPU. Running a stream in the poster's thread left
+    ///   the other CPU idle and halved the small-message rate.
+    ///
+    /// Neither test alone tells the two apart: a pass run in the doorbell completes its
+    /// WQE before the call returns (the answer of a local peer comes back in the same
+    /// call), so that the next doorbell of a stream, too, finds nothing outstanding; but the
+    /// client of a stream does not take a completion between two of its doorbells. And
+    /// a client that took one may still be posting ahead (several QPs sharing a CQ, a
+    /// stream reaping as it goes): it has WQEs outstanding. A fresh QP's first doorbell
+    /// runs at once. A ping-pong that completes nothing it polls (unsignaled WQEs, the
+    /// answer found in memory) gets its work item for every message, as with rxe.
+    ///
+    /// The indices come from memory the client writes: any value only picks where the
+    /// engine runs, and either place runs all of it.
+    pub(crate) fn ring(self: Arc<Self>) {
+        if self.waits() {
+            self.process();
+        } else {
+            self.kick();
+        }
+    }
+
+    /// Whether the client waits for the WQEs this doorbell is for (see [`Self::ring`]).
+    fn waits(&self) -> bool {
+        let q = &self.sq_watch;
+        let (prod, cons) = (q.producer(), q.consumer());
+        let prev = self.seen.sq_prod.swap(prod, Ordering::Relaxed);
+        // The WQEs posted before this doorbell's: from the consumer (the oldest not
+        // completed) up to the producer index that the last doorbell saw, unless the
+        // consumer has gone past that (then none).
+        let before = q.distance(cons, prev);
+        if before != 0 && before <= q.distance(cons, prod) {
+            return false;
+        }
+        let send = cq_consumer(&self.send_cq);
+        let recv = if self.recv_cq.same(&self.send_cq) {
+            send
+        } else {
+            cq_consumer(&self.recv_cq)
+        };
+        let [s, r] = &self.seen.cq_cons;
+        let took = s.swap(send, Ordering::Relaxed) != send;
+        r.swap(recv, Ordering::Relaxed) != recv || took
+    }
+
+    /// Runs a pass of this QP, then those of the QPs that its loopback packets reached (a
+    /// local responder, then the requester its acknowledges reached, ...), up to
+    /// [`INLINE_PASSES`] in all; schedules the QPs left. A QP whose engine another caller
+    /// runs is left to that caller ([`Runner`]). The doorbell's caller ([`Self::ring`]) or
+    /// the work item; process context, no QP lock held.
     pub(crate) fn process(self: Arc<Self>) {
         let todo = Woken::with(self);
-        for i in 0..INLINE_PASSES {
+        for _ in 0..INLINE_PASSES {
             let Some(qp) = todo.take() else {
                 return;
             };
-            if i > 0 && !qp.lone.load(Ordering::Relaxed) {
-                // A streaming peer: its work item runs it, beside this caller.
-                qp.schedule();
-                continue;
-            }
             if !qp.runner.claim() {
                 continue;
             }
-            let lone = qp.pass(&todo);
-            qp.lone.store(lone, Ordering::Relaxed);
+            qp.pass(&todo);
             if qp.runner.release() {
-                // Asked for while it ran: the work item runs it, beside this caller.
+                // Asked for while it ran: the work item runs it.
                 qp.clone().schedule();
-            }
-            if !lone {
-                break;
             }
         }
         // Dropping `todo` schedules what it holds.
@@ -331,19 +431,18 @@ impl QpShared {
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
     /// carries out. Queues the work item again if work is left. The QPs that its loopback
-    /// packets reach join `woken`. Returns whether the QP is waiting for a single message
-    /// ([`LONE_WQES`]). Process context.
-    fn pass(self: &Arc<Self>, woken: &Woken) -> bool {
+    /// packets reach join `woken`. Process context.
+    fn pass(self: &Arc<Self>, woken: &Woken) {
         let qp: &QpShared = self;
         let Some(ndev) = qp.dev.netdev() else {
             qp.req_q.purge();
             qp.resp_q.purge();
-            return false;
+            return;
         };
-        let (out, lone) = {
+        let out = {
             let mut inner = qp.inner.lock();
             if inner.dead {
-                return false;
+                return;
             }
             let mut p = Pass {
                 qp,
@@ -368,13 +467,9 @@ impl QpShared {
             p.out.again |= more;
             crate::comp::complete_sent(&mut p);
             p.out.again |= !qp.resp_q.is_empty();
-            // The producer index is the client's: any value only picks where the woken
-            // QPs' passes run.
-            let lone = !p.out.again && p.inner.sq.count() <= LONE_WQES;
-            (p.out, lone)
+            p.out
         };
         self.finish(out);
-        lone
     }
 }
 
