@@ -79,6 +79,10 @@ impl Track {
     }
 }
 
+/// What [`Engine::track`] finds outside the tracks (never: the index is masked to their
+/// number, a power of two).
+static NO_TRACK: Track = Track::empty();
+
 /// The WQE the requester is sending.
 pub(crate) struct Cur {
     /// Its position in the send queue.
@@ -278,13 +282,17 @@ impl Engine {
         })
     }
 
-    /// The track of send queue index `index`.
-    pub(crate) fn track(&self, index: u32) -> Track {
+    /// The track of send queue index `index`. A reference: a track is some 100 bytes, and
+    /// the completer looks at the oldest one several times per response.
+    pub(crate) fn track(&self, index: u32) -> &Track {
         let mask = self.track.len().wrapping_sub(1);
-        self.track
-            .get(index as usize & mask)
-            .copied()
-            .unwrap_or(Track::empty())
+        self.track.get(index as usize & mask).unwrap_or(&NO_TRACK)
+    }
+
+    /// The track of send queue index `index`, to change in place.
+    pub(crate) fn track_mut(&mut self, index: u32) -> Option<&mut Track> {
+        let mask = self.track.len().wrapping_sub(1);
+        self.track.get_mut(index as usize & mask)
     }
 
     /// Sets the track of send queue index `index`.
