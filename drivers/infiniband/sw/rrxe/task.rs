@@ -35,10 +35,10 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
-/// Passes one call of [`QpShared::process`] runs: its QP's, then those of the QPs that its
-/// loopback packets reached, and theirs (a request, its answer, the completion: three);
-/// the QPs still woken after that are scheduled. Bounds the work done in a doorbell's
-/// system call, and a work item's turn.
+/// Passes a doorbell's call of [`QpShared::process`] runs: its QP's, then those of the QPs
+/// that its loopback packets reached, and theirs (a request, its answer, the completion:
+/// three); the QPs still woken after that are scheduled. Bounds the work done in a
+/// doorbell's system call.
 const INLINE_PASSES: u32 = 4;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
@@ -172,9 +172,10 @@ fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
 /// How many QPs a [`Woken`] holds; more are scheduled.
 const WOKEN_MAX: usize = 4;
 
-/// QPs that packets sent over the loopback shortcut reached during a pass, for the pass's
-/// caller to run once the sender's lock is dropped ([`QpShared::process`]): a message
-/// between two local QPs then costs no work-item wake-up. Only connected (RC, UC)
+/// QPs that packets sent over the loopback shortcut reached during a pass, for a
+/// doorbell's caller to run once the sender's lock is dropped ([`QpShared::process`]): a
+/// message between two local QPs then costs no work-item wake-up (a work item runs its
+/// own QP's pass alone, and dropping the set schedules the peers). Only connected (RC, UC)
 /// userspace QPs are run so: their packets come from the QP they are connected to, whose
 /// caller runs them. A UD or GSI QP, which anyone may send to, and a kernel consumer's QP
 /// get their work item, so that no other user's thread runs (and, preempted, holds up)
@@ -331,8 +332,12 @@ impl QpShared {
 impl WorkItem for QpShared {
     type Pointer = Arc<QpShared>;
 
+    /// The QP's pass alone: the loopback peers it reaches get their own work items, which
+    /// run beside it on another CPU (a stream's requester and responder overlap, as rxe's
+    /// tasks do; running them one after the other in one work item would serialise them
+    /// as the doorbell once did).
     fn run(this: Arc<QpShared>) {
-        this.process();
+        this.process(1);
     }
 }
 
@@ -348,9 +353,10 @@ impl QpShared {
     ///   system call, no work item woken ([`Self::process`]).
     /// - Otherwise the client posts ahead of its completions (a stream): the doorbell only
     ///   makes sure the engine runs ([`Self::kick`]) and returns, and the client goes back
-    ///   to posting and polling while the work item runs the protocol, its loopback peers'
-    ///   passes included, on another CPU. Running a stream in the poster's thread left
-    ///   the other CPU idle and halved the small-message rate.
+    ///   to posting and polling while work items run the protocol, the QP's and each of
+    ///   its loopback peers' apart, on the other CPU and beside each other. Running a
+    ///   stream in the poster's thread left the other CPU idle and halved the
+    ///   small-message rate.
     ///
     /// Neither test alone tells the two apart: a pass run in the doorbell completes its
     /// WQE before the call returns (the answer of a local peer comes back in the same
@@ -365,7 +371,7 @@ impl QpShared {
     /// engine runs, and either place runs all of it.
     pub(crate) fn ring(self: Arc<Self>) {
         if self.waits() {
-            self.process();
+            self.process(INLINE_PASSES);
         } else {
             self.kick();
         }
@@ -395,13 +401,13 @@ impl QpShared {
     }
 
     /// Runs a pass of this QP, then those of the QPs that its loopback packets reached (a
-    /// local responder, then the requester its acknowledges reached, ...), up to
-    /// [`INLINE_PASSES`] in all; schedules the QPs left. A QP whose engine another caller
-    /// runs is left to that caller ([`Runner`]). The doorbell's caller ([`Self::ring`]) or
-    /// the work item; process context, no QP lock held.
-    pub(crate) fn process(self: Arc<Self>) {
+    /// local responder, then the requester its acknowledges reached, ...), up to `passes`
+    /// in all; schedules the QPs left. A QP whose engine another caller runs is left to
+    /// that caller ([`Runner`]). The doorbell's caller ([`Self::ring`]) or the work item
+    /// (one pass); process context, no QP lock held.
+    fn process(self: Arc<Self>, passes: u32) {
         let todo = Woken::with(self);
-        for _ in 0..INLINE_PASSES {
+        for _ in 0..passes {
             let Some(qp) = todo.take() else {
                 return;
             };
