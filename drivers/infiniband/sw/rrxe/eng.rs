@@ -162,6 +162,12 @@ pub(crate) struct Resp {
     pub(crate) res: KVec<Option<Resource>>,
     /// Next slot to use.
     pub(crate) res_next: usize,
+    /// The acknowledge (PSN, MSN) of the last request this pass executed that asked for
+    /// one, not sent yet: an ACK acknowledges every PSN before its own, so the requests a
+    /// pass takes from the queue get one ACK, the last (coalesced, as the IBA allows).
+    /// Sent before any other response and at the end of the responder's stage
+    /// ([`crate::resp::run`]): always `None` between passes.
+    pub(crate) owed_ack: Option<(Psn, u32)>,
 }
 
 /// The engine of one QP.
@@ -278,6 +284,7 @@ impl Engine {
                 reading: None,
                 res: KVec::new(),
                 res_next: 0,
+                owed_ack: None,
             },
         })
     }
