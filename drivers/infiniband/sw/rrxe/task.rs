@@ -59,7 +59,8 @@ pub(crate) struct TxWake {
 }
 
 /// Who runs a QP's engine: nobody, one caller, or one caller that others asked to run
-/// it once more; or nobody ever again (the QP is destroyed). One pass runs at a time: a
+/// it once more; or, once the QP is destroyed, one caller finishing its pass and then
+/// nobody ever again. One pass runs at a time: a
 /// caller that finds the engine running asks for another pass and returns instead of
 /// spinning on the QP lock (a doorbell spinning on the lock while the work item ran a long
 /// pass took a third of the CPU in a 64 KiB write stream). The one running it sees the
@@ -70,6 +71,7 @@ const IDLE: u8 = 0;
 const BUSY: u8 = 1;
 const ARMED: u8 = 2;
 const STOPPED: u8 = 3;
+const STOPPING: u8 = 4;
 
 impl Runner {
     /// Nobody runs the engine.
@@ -100,10 +102,21 @@ impl Runner {
         }
     }
 
-    /// Gives the engine up; returns whether another pass was asked for meanwhile.
+    /// Gives the engine up; returns whether another pass was asked for meanwhile (never
+    /// once [`Self::stop`] has begun: the engine is stopped then).
     fn release(&self) -> bool {
-        // Release: the next caller sees this pass's work.
-        self.0.swap(IDLE, Ordering::AcqRel) == ARMED
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let next = if cur == STOPPING { STOPPED } else { IDLE };
+            // Release: the next caller (or `stop`) sees this pass's work.
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return cur == ARMED,
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// Asks the caller running the engine for another pass, as [`Self::claim`] does when
@@ -112,13 +125,17 @@ impl Runner {
     fn request(&self) -> bool {
         let mut cur = self.0.load(Ordering::Relaxed);
         loop {
-            if cur != BUSY {
-                return cur != IDLE;
+            if cur == IDLE {
+                return false;
             }
-            // Release: the one running it sees the work this caller queued (as in `claim`).
+            if cur != BUSY && cur != ARMED {
+                return true;
+            }
+            // Release (also when it was armed already, as in `claim`): the one running it,
+            // whose `release` reads this write, sees the work this caller queued.
             match self
                 .0
-                .compare_exchange_weak(BUSY, ARMED, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange_weak(cur, ARMED, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(_) => return true,
                 Err(now) => cur = now,
@@ -126,17 +143,25 @@ impl Runner {
         }
     }
 
-    /// Waits until nobody runs the engine and stops it for good: no pass starts after.
-    /// For teardown, process context: a pass that found the QP alive (perhaps in another
-    /// QP's caller, [`QpShared::process`]) has finished, CQ handlers included, when this
-    /// returns. Passes are bounded ([`BUDGET`]), and no caller holds the engine while it
-    /// waits for anything.
+    /// Stops the engine for good: no pass starts after this is called, and the one
+    /// running, if any, has finished when it returns (CQ handlers included, perhaps in
+    /// another QP's caller, [`QpShared::process`]). The wait is for that one pass, which
+    /// is bounded ([`BUDGET`]). For teardown, process context.
     pub(crate) fn stop(&self) {
-        while self
-            .0
-            .compare_exchange(IDLE, STOPPED, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        while cur != STOPPED {
+            let next = if cur == IDLE { STOPPED } else { STOPPING };
+            // Acquire: this caller sees the last pass's work.
+            match self
+                .0
+                .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if next == STOPPED => return,
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        while self.0.load(Ordering::Acquire) != STOPPED {
             msleep(1);
         }
     }
@@ -149,9 +174,12 @@ pub(crate) struct Seen {
     /// The send queue's producer index at the last doorbell.
     sq_prod: AtomicU32,
     /// The consumer indices of the send and receive CQs at the last doorbell that found
-    /// the QP idle; `u32::MAX` (never an index) until then, so that a new QP's first
-    /// doorbell counts as one the client waited for.
+    /// nothing outstanding before its WQEs; `u32::MAX` (never an index) until then, so
+    /// that a new QP's first doorbell counts as one the client waited for.
     cq_cons: [AtomicU32; 2],
+    /// Whether the last doorbell found a client that waits for each message: the work
+    /// item then runs the loopback peers' passes too.
+    waits: AtomicBool,
 }
 
 impl Seen {
@@ -160,6 +188,7 @@ impl Seen {
         Seen {
             sq_prod: AtomicU32::new(0),
             cq_cons: [AtomicU32::new(u32::MAX), AtomicU32::new(u32::MAX)],
+            waits: AtomicBool::new(false),
         }
     }
 }
@@ -332,12 +361,21 @@ impl QpShared {
 impl WorkItem for QpShared {
     type Pointer = Arc<QpShared>;
 
-    /// The QP's pass alone: the loopback peers it reaches get their own work items, which
-    /// run beside it on another CPU (a stream's requester and responder overlap, as rxe's
-    /// tasks do; running them one after the other in one work item would serialise them
-    /// as the doorbell once did).
+    /// For a stream, the QP's pass alone: the loopback peers it reaches get their own
+    /// work items, which run beside it on another CPU (a stream's requester and
+    /// responder overlap, as rxe's tasks do; running them one after the other in one
+    /// work item would serialise them as the doorbell once did). For a client that waits
+    /// for each message ([`QpShared::ring`]), the passes of the peers too, as the
+    /// doorbell's: its doorbell finds this pass running when the client posts its next
+    /// message on the completion this pass made (a request, its answer and its
+    /// completion in one work item, not three one after the other).
     fn run(this: Arc<QpShared>) {
-        this.process(1);
+        let passes = if this.seen.waits.load(Ordering::Relaxed) {
+            INLINE_PASSES
+        } else {
+            1
+        };
+        this.process(passes);
     }
 }
 
@@ -370,7 +408,9 @@ impl QpShared {
     /// The indices come from memory the client writes: any value only picks where the
     /// engine runs, and either place runs all of it.
     pub(crate) fn ring(self: Arc<Self>) {
-        if self.waits() {
+        let waits = self.waits();
+        self.seen.waits.store(waits, Ordering::Relaxed);
+        if waits {
             self.process(INLINE_PASSES);
         } else {
             self.kick();
