@@ -323,7 +323,9 @@ impl Engine {
     }
 
     /// Forgets everything in flight (reset, or error after the flush), keeping the tracks'
-    /// memory and the responder's resources.
+    /// memory and the responder's resources. Not the ACK the responder owes
+    /// ([`Resp::owed_ack`]): a QP that goes to error in a pass still acknowledges the
+    /// requests it executed before, when the responder's stage ends.
     pub(crate) fn clear(&mut self, sq_index: u32) {
         self.req_index = sq_index;
         self.hw_index = sq_index;

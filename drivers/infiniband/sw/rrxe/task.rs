@@ -370,7 +370,9 @@ impl WorkItem for QpShared {
     /// message on the completion this pass made (a request, its answer and its
     /// completion in one work item, not three one after the other).
     fn run(this: Arc<QpShared>) {
-        let passes = if this.seen.waits.load(Ordering::Relaxed) {
+        // Taken, not read: a QP that stopped ringing (now only a stream's responder,
+        // say) goes back to running its own pass alone.
+        let passes = if this.seen.waits.swap(false, Ordering::Relaxed) {
             INLINE_PASSES
         } else {
             1
