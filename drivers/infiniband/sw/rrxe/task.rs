@@ -60,11 +60,11 @@ pub(crate) struct TxWake {
 
 /// Who runs a QP's engine: nobody, one caller, or one caller that others asked to run
 /// it once more; or, once the QP is destroyed, one caller finishing its pass and then
-/// nobody ever again. One pass runs at a time: a
-/// caller that finds the engine running asks for another pass and returns instead of
-/// spinning on the QP lock (a doorbell spinning on the lock while the work item ran a long
-/// pass took a third of the CPU in a 64 KiB write stream). The one running it sees the
-/// request when it is done and schedules the work item: nothing asked for is lost.
+/// nobody ever again. One pass runs at a time: a caller that finds the engine running
+/// asks for another pass and returns instead of spinning on the QP lock (a doorbell
+/// spinning on the lock while the work item ran a long pass took a third of the CPU in a
+/// 64 KiB write stream). The one running it sees the request when it is done and
+/// schedules the work item: nothing asked for is lost.
 pub(crate) struct Runner(AtomicU8);
 
 const IDLE: u8 = 0;
