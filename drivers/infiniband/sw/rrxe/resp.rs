@@ -454,7 +454,9 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) {
     if reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req) == Reply::Ack {
         // Sent when the stage ends or another response goes first: coalesced.
         let resp = &mut p.inner.eng.resp;
-        resp.owed_ack = Some((psn, resp.msn));
+        if resp.owed_ack.replace((psn, resp.msn)).is_some() {
+            p.count(Counter::AckCoalesced);
+        }
     }
     if !matches!(op.operation(), Operation::ReadRequest) {
         p.inner.eng.resp.psn = psn.next();

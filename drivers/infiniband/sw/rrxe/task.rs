@@ -370,6 +370,7 @@ impl WorkItem for QpShared {
     /// message on the completion this pass made (a request, its answer and its
     /// completion in one work item, not three one after the other).
     fn run(this: Arc<QpShared>) {
+        this.dev.data().count(Counter::WorkRuns);
         // Taken, not read: a QP that stopped ringing (now only a stream's responder,
         // say) goes back to running its own pass alone.
         let passes = if this.seen.waits.swap(false, Ordering::Relaxed) {
@@ -377,7 +378,7 @@ impl WorkItem for QpShared {
         } else {
             1
         };
-        this.process(passes);
+        this.process(passes, None);
     }
 }
 
@@ -413,8 +414,10 @@ impl QpShared {
         let waits = self.waits();
         self.seen.waits.store(waits, Ordering::Relaxed);
         if waits {
-            self.process(INLINE_PASSES);
+            self.dev.data().count(Counter::DoorbellInline);
+            self.process(INLINE_PASSES, Some(Counter::DoorbellBusy));
         } else {
+            self.dev.data().count(Counter::DoorbellKick);
             self.kick();
         }
     }
@@ -445,15 +448,19 @@ impl QpShared {
     /// Runs a pass of this QP, then those of the QPs that its loopback packets reached (a
     /// local responder, then the requester its acknowledges reached, ...), up to `passes`
     /// in all; schedules the QPs left. A QP whose engine another caller runs is left to
-    /// that caller ([`Runner`]). The doorbell's caller ([`Self::ring`]) or the work item
-    /// (one pass); process context, no QP lock held.
-    fn process(self: Arc<Self>, passes: u32) {
+    /// that caller ([`Runner`]); `busy` counts that for this QP. The doorbell's caller
+    /// ([`Self::ring`]) or the work item; process context, no QP lock held.
+    fn process(self: Arc<Self>, passes: u32, mut busy: Option<Counter>) {
         let todo = Woken::with(self);
         for _ in 0..passes {
             let Some(qp) = todo.take() else {
                 return;
             };
+            let first = busy.take();
             if !qp.runner.claim() {
+                if let Some(c) = first {
+                    qp.dev.data().count(c);
+                }
                 continue;
             }
             qp.pass(&todo);
