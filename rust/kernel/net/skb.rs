@@ -190,8 +190,13 @@ impl SkbQueue {
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) }
     }
 
-    /// Removes the skb at the head (`skb_dequeue`).
+    /// Removes the skb at the head (`skb_dequeue`). An empty queue is seen without taking
+    /// its lock (most pops of a pass find nothing): an skb queued meanwhile is the pusher's
+    /// to announce, as one queued just after the lock was dropped would be.
     pub fn pop(&self) -> Option<SkBuff> {
+        if self.is_empty() {
+            return None;
+        }
         // SAFETY: The queue is initialised.
         let skb = unsafe { bindings::skb_dequeue(self.head.get()) };
         // Every queued skb came from `push`, with the references `SkBuff` owns.

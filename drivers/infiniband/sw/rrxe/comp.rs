@@ -31,8 +31,10 @@ fn complete_front(p: &mut Pass<'_>, status: WcStatus) {
     let inner = &mut *p.inner;
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
+    let (holds_rd_atomic, signaled, wr_id, op, byte_len) =
+        (t.holds_rd_atomic, t.signaled, t.wr_id, t.op, t.byte_len);
     inner.eng.holes.clear();
-    if t.holds_rd_atomic {
+    if holds_rd_atomic {
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
     }
     inner.sq.advance();
@@ -49,10 +51,10 @@ fn complete_front(p: &mut Pass<'_>, status: WcStatus) {
         inner.eng.req_index = inner.sq.consumer();
     }
     let qp = p.qp;
-    if t.signaled || qp.signal_all || status != WcStatus::Success {
+    if signaled || qp.signal_all || status != WcStatus::Success {
         let wc = Cqe {
-            byte_len: t.byte_len,
-            ..Cqe::new(qp, t.wr_id, status, t.op.wc_opcode() as u32)
+            byte_len,
+            ..Cqe::new(qp, wr_id, status, op.wc_opcode() as u32)
         };
         match crate::cq::post(&qp.send_cq, &wc, false) {
             Ok(notify) => p.out.send_cq |= notify,
@@ -86,7 +88,8 @@ pub(crate) fn complete_sent(p: &mut Pass<'_>) {
         if !(t.all_sent && t.no_ack) {
             break;
         }
-        complete_front(p, t.status);
+        let status = t.status;
+        complete_front(p, status);
     }
 }
 
@@ -117,7 +120,7 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
         RetryDecision::Retransmit => {
             e.retrying = true;
             p.dev.data().count(Counter::CompleterRetryErr);
-            let t = e.track(p.inner.sq.consumer());
+            let t = *e.track(p.inner.sq.consumer());
             if why != Why::SeqNak && matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
                 let ask = if e.holes.is_active() {
                     ReadAsk::Hole
@@ -169,7 +172,8 @@ fn complete_early(p: &mut Pass<'_>) -> bool {
     let Some(status) = t.early else {
         return false;
     };
-    p.inner.eng.comp.wqe_done(t.last_psn);
+    let last_psn = t.last_psn;
+    p.inner.eng.comp.wqe_done(last_psn);
     progress(p.inner);
     complete_front(p, status);
     true
@@ -202,7 +206,7 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
     let mut index = cons;
     for _ in 1..sq.distance(cons, p.inner.eng.hw_index) {
         index = p.inner.sq.next_index(index);
-        let mut t = p.inner.eng.track(index);
+        let mut t = *p.inner.eng.track(index);
         if t.first_psn.is_after(rsp.psn) {
             return;
         }
@@ -327,15 +331,18 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
             progressed = true;
             continue;
         }
-        let t = p.inner.eng.track(p.inner.sq.consumer());
+        let cons = p.inner.sq.consumer();
+        let t = p.inner.eng.track(cons);
         if t.no_ack {
             if t.all_sent {
-                complete_front(p, t.status);
+                let status = t.status;
+                complete_front(p, status);
                 continue;
             }
             break;
         }
-        let v = judge(&p.inner.eng.comp, &t.view(), rsp);
+        let view = t.view();
+        let v = judge(&p.inner.eng.comp, &view, rsp);
         if v.resets_retries() {
             progress(p.inner);
             progressed = true;
@@ -343,7 +350,7 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
         match v {
             Verdict::Drop => break,
             Verdict::CompleteImplicit => {
-                p.inner.eng.comp.wqe_done(t.last_psn);
+                p.inner.eng.comp.wqe_done(view.last_psn);
                 complete_front(p, WcStatus::Success);
             }
             Verdict::Complete => {
@@ -359,15 +366,18 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
                 break;
             }
             Verdict::ReadData => {
+                let t = *p.inner.eng.track(cons);
                 read_data(p, &t, rsp, pkt.payload);
                 break;
             }
             Verdict::ReadAhead => {
+                let t = *p.inner.eng.track(cons);
                 keep_read(p, &t, rsp, pkt.payload);
                 break;
             }
             Verdict::AtomicResult => {
-                let stored = store(p, p.inner.sq.consumer(), &t, 0, &atomic_orig(pkt));
+                let t = *p.inner.eng.track(cons);
+                let stored = store(p, cons, &t, 0, &atomic_orig(pkt));
                 p.inner.eng.comp.update(rsp.opcode, rsp.psn);
                 let status = if stored {
                     WcStatus::Success

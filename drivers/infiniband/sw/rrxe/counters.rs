@@ -58,10 +58,21 @@ pub(crate) enum Counter {
     /// receive posted, an access or length error, or in a broken message, which RC would
     /// answer with a NAK.
     RcvdReqDropped = 22,
+    /// Doorbells that ran the engine in the caller, for a client that waits for each
+    /// message ([`crate::qp::QpShared::ring`]).
+    DoorbellInline = 23,
+    /// ... of which found the QP's pass running elsewhere and left it to that pass.
+    DoorbellBusy = 24,
+    /// Doorbells that left the engine to the work item (a client that posts ahead).
+    DoorbellKick = 25,
+    /// Runs of a QP's work item.
+    WorkRuns = 26,
+    /// ACKs not sent because a later one of the same pass acknowledges their requests.
+    AckCoalesced = 27,
 }
 
 /// Number of counters.
-const NUM: usize = 23;
+const NUM: usize = 28;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -88,6 +99,11 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("rcvd_bad_pkt"),
     c_str!("rcvd_queue_full"),
     c_str!("rcvd_req_dropped"),
+    c_str!("doorbell_inline"),
+    c_str!("doorbell_busy"),
+    c_str!("doorbell_kick"),
+    c_str!("work_runs"),
+    c_str!("ack_coalesced"),
 ]);
 
 /// The counters of one device.

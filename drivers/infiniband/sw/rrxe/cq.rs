@@ -237,6 +237,11 @@ impl Cq {
         Ok(n)
     }
 
+    /// The consumer index: where the consumer's polling has got to.
+    pub(crate) fn consumer(&self) -> u32 {
+        self.inner.lock().queue.consumer()
+    }
+
     /// How many completions are queued, up to `max`.
     pub(crate) fn peek(&self, max: usize) -> usize {
         (self.inner.lock().queue.count() as usize).min(max)

@@ -3,7 +3,7 @@
 //! The state of a QP's protocol engine: the requester's position in the send queue and what
 //! it knows of each WQE in flight, the completer's sequence state and retry counters, and
 //! the responder's sequence state, receive WQE, RDMA WRITE in progress and read/atomic
-//! resources. All of it lives under the QP lock; the QP's work item runs the engine.
+//! resources. All of it lives under the QP lock; passes run the engine ([`crate::task`]).
 
 use crate::{
     mem::MemRef,
@@ -78,6 +78,10 @@ impl Track {
         }
     }
 }
+
+/// What [`Engine::track`] finds outside the tracks (never: the index is masked to their
+/// number, a power of two).
+static NO_TRACK: Track = Track::empty();
 
 /// The WQE the requester is sending.
 pub(crate) struct Cur {
@@ -158,6 +162,12 @@ pub(crate) struct Resp {
     pub(crate) res: KVec<Option<Resource>>,
     /// Next slot to use.
     pub(crate) res_next: usize,
+    /// The acknowledge (PSN, MSN) of the last request this pass executed that asked for
+    /// one, not sent yet: an ACK acknowledges every PSN before its own, so the requests a
+    /// pass takes from the queue get one ACK, the last (coalesced, as the IBA allows).
+    /// Sent before any other response and at the end of the responder's stage
+    /// ([`crate::resp::run`]): always `None` between passes.
+    pub(crate) owed_ack: Option<(Psn, u32)>,
 }
 
 /// The engine of one QP.
@@ -234,17 +244,22 @@ impl Engine {
                 reading: None,
                 res: KVec::new(),
                 res_next: 0,
+                owed_ack: None,
             },
         })
     }
 
-    /// The track of send queue index `index`.
-    pub(crate) fn track(&self, index: u32) -> Track {
+    /// The track of send queue index `index`. A reference: a track is some 100 bytes, and
+    /// the completer looks at the oldest one several times per response.
+    pub(crate) fn track(&self, index: u32) -> &Track {
         let mask = self.track.len().wrapping_sub(1);
-        self.track
-            .get(index as usize & mask)
-            .copied()
-            .unwrap_or(Track::empty())
+        self.track.get(index as usize & mask).unwrap_or(&NO_TRACK)
+    }
+
+    /// The track of send queue index `index`, to change in place.
+    pub(crate) fn track_mut(&mut self, index: u32) -> Option<&mut Track> {
+        let mask = self.track.len().wrapping_sub(1);
+        self.track.get_mut(index as usize & mask)
     }
 
     /// Sets the track of send queue index `index`.
@@ -268,7 +283,9 @@ impl Engine {
     }
 
     /// Forgets everything in flight (reset, or error after the flush), keeping the tracks'
-    /// memory and the responder's resources.
+    /// memory and the responder's resources. Not the ACK the responder owes
+    /// ([`Resp::owed_ack`]): a QP that goes to error in a pass still acknowledges the
+    /// requests it executed before, when the responder's stage ends.
     pub(crate) fn clear(&mut self, sq_index: u32) {
         self.req_index = sq_index;
         self.hw_index = sq_index;

@@ -99,7 +99,7 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
         };
         if let Some(copy) = copy {
             dev.count(Counter::RcvdPkts);
-            qp.enqueue(copy, true);
+            qp.enqueue(copy, true, None);
             taken = true;
         }
     }

@@ -7,19 +7,17 @@ use crate::{
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
-    ext::{
-        net::device::NetDevice,
-        rdma::{device::Device, types::QpState},
-    },
+    ext::rdma::{device::Device, types::QpState},
     qp::{Inner, QpShared},
+    tx::Egress,
 };
 
-/// What every stage of a pass works with: the QP, its device and netdev, the state under
-/// the QP lock, and what to do once the lock is dropped.
+/// What every stage of a pass works with: the QP, its device, what it sends through, the
+/// state under the QP lock, and what to do once the lock is dropped.
 pub(crate) struct Pass<'a> {
     pub(crate) qp: &'a QpShared,
     pub(crate) dev: &'a Device<RrxeDev>,
-    pub(crate) ndev: &'a NetDevice,
+    pub(crate) link: Egress<'a>,
     pub(crate) inner: &'a mut Inner,
     pub(crate) out: Outbox,
 }

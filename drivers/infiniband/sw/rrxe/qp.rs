@@ -35,9 +35,9 @@ use crate::{
     new_spinlock_bh, new_spinlock_irq, params,
     proto::{completer::RetryCounter, psn::Psn, verbs::QpType},
     qp_attr::{check_attr, Params},
-    queue::{map, FromClient, Producer},
+    queue::{map, FromClient, Producer, Watch},
     srq::SrqShared,
-    task::{TxWake, WakeSlot, TX_DRAIN_MS},
+    task::{Runner, Seen, TxWake, WakeSlot, TX_DRAIN_MS},
     tx::{self, Path},
     wqe,
 };
@@ -89,8 +89,9 @@ impl Drop for Qp {
         self.shared.shutdown_timer_sync::<1>();
         // A pass in progress (one that found the QP alive before `dead` was set) finishes:
         // it may still call the CQs' handlers, and the consumer may destroy the CQs once
-        // this returns. Passes later find the QP dead. Userspace doorbell passes run in
-        // `post_send`, which the uverbs layer does not run concurrently with destroy.
+        // this returns. It may run in the work item, the doorbell or another QP's caller
+        // (a loopback peer's); no pass starts after.
+        self.shared.runner.stop();
         flush_work(&*self.shared);
         self.shared.req_q.purge();
         self.shared.resp_q.purge();
@@ -138,6 +139,12 @@ pub(crate) struct QpShared {
     pub(crate) req_q: SkbQueue,
     #[pin]
     pub(crate) resp_q: SkbQueue,
+    /// Who runs the engine (one pass at a time).
+    pub(crate) runner: Runner,
+    /// The send queue's indices, for the doorbell.
+    pub(crate) sq_watch: Watch,
+    /// What the doorbell saw last.
+    pub(crate) seen: Seen,
     #[pin]
     work: Work<QpShared>,
     #[pin]
@@ -326,6 +333,7 @@ impl Qp {
             src_port: tx::src_port(qpn),
             ..Default::default()
         };
+        let sq_watch = sq.watch();
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn,
@@ -342,6 +350,9 @@ impl Qp {
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
+                runner: Runner::new(),
+                sq_watch,
+                seen: Seen::new(),
                 work <- new_work!("rrxe:qp"),
                 retrans_timer <- crate::new_timer!("rrxe:retrans"),
                 rnr_timer <- crate::new_timer!("rrxe:rnr"),
@@ -527,18 +538,17 @@ impl Qp {
     }
 
     /// Kernel consumers posted work requests (possibly with interrupts disabled): the
-    /// work item processes them.
+    /// engine runs again, in its work item ([`QpShared::kick`]).
     pub(crate) fn kick(&self) {
-        self.shared.clone().schedule();
+        self.shared.clone().kick();
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
-    /// caller's thread runs the engine at once (saving a work item wake-up per message);
-    /// what exceeds the budget goes to the work item. Serialised with the work item by the
-    /// QP lock.
+    /// caller's thread runs the engine at once if the client waits for this message, else
+    /// the work item runs it beside the client ([`QpShared::ring`]).
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
-        self.shared.clone().process();
+        self.shared.clone().ring();
         Ok(())
     }
 

@@ -129,7 +129,8 @@ impl ToClient {
         &self.ring.mem
     }
 
-    fn consumer(&self) -> u32 {
+    /// The consumer index (masked; the client's, read from the shared page).
+    pub(crate) fn consumer(&self) -> u32 {
         self.ring.mem.load_acquire(CONSUMER) & self.ring.mask
     }
 
@@ -281,6 +282,13 @@ impl FromClient {
         }
     }
 
+    /// A view of the indices for readers without the queue's lock ([`Watch`]).
+    pub(crate) fn watch(&self) -> Watch {
+        Watch {
+            ring: self.ring.clone(),
+        }
+    }
+
     /// Copies bytes of the oldest element, from `off`, into `dst`.
     pub(crate) fn read_front(&self, off: usize, dst: &mut [u8]) -> Result {
         if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {
@@ -323,6 +331,31 @@ impl FromClient {
     pub(crate) fn advance(&mut self) {
         self.cons = (self.cons + 1) & self.ring.mask;
         self.ring.mem.store_release(CONSUMER, self.cons);
+    }
+}
+
+/// The indices of a [`FromClient`] queue as its shared page shows them, read without the
+/// queue's lock: the producer index the client wrote and the consumer index the kernel
+/// last published. Either may be stale, and the client can write anything there: only for
+/// guesses that nothing depends on (where the engine runs, [`crate::task`]).
+pub(crate) struct Watch {
+    ring: Ring,
+}
+
+impl Watch {
+    /// The producer index (masked).
+    pub(crate) fn producer(&self) -> u32 {
+        self.ring.mem.load_acquire(PRODUCER) & self.ring.mask
+    }
+
+    /// The consumer index (masked).
+    pub(crate) fn consumer(&self) -> u32 {
+        self.ring.mem.load_acquire(CONSUMER) & self.ring.mask
+    }
+
+    /// How many slots lie from `from` up to `to`.
+    pub(crate) fn distance(&self, from: u32, to: u32) -> u32 {
+        to.wrapping_sub(from) & self.ring.mask
     }
 }
 

@@ -2,9 +2,10 @@
 
 //! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
 //! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
-//! multicast group) and queued there; the QP's work item processes it, after `admit`'s
-//! checks of its source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not
-//! check out is dropped and counted.
+//! multicast group) and queued there; the QP's engine processes it (its work item, or for
+//! a loopback packet maybe the sender's caller: [`Woken`]), after `admit`'s checks of its
+//! source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not check out is
+//! dropped and counted.
 
 use crate::{
     counters::Counter,
@@ -16,19 +17,20 @@ use crate::{
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
         packet::Packet,
     },
+    task::Woken,
 };
-
 /// Where a datagram comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// The network: its ICRC is checked.
+#[derive(Clone, Copy)]
+pub(crate) enum Origin<'a> {
+    /// The network: its ICRC is checked, its QP's work item is scheduled.
     Wire,
-    /// This device's own transmit path: it has no ICRC to check.
-    Loopback,
+    /// This device's own transmit path, during a pass: it has no ICRC to check, and its QP
+    /// joins the sending pass's [`Woken`].
+    Loopback(&'a Woken),
 }
 
 /// The QPN of a valid packet and whether it is a request.
-fn classify(skb: &SkBuff, origin: Origin) -> Option<(u32, bool)> {
+fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -42,14 +44,14 @@ fn classify(skb: &SkBuff, origin: Origin) -> Option<(u32, bool)> {
         _ => return None,
     };
     let pkt = Packet::parse(view.payload).ok()?;
-    if origin == Origin::Wire {
+    if matches!(origin, Origin::Wire) {
         icrc::verify(&KernelCrc, &net, view.payload).ok()?;
     }
     Some((pkt.hdr.bth.dest_qpn, pkt.opcode().is_request()))
 }
 
 /// Takes one received datagram for device `dev`.
-pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin) {
+pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>) {
     if skb.linearize().is_err() {
         return;
     }
@@ -67,5 +69,9 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin) {
         return;
     };
     data.count(Counter::RcvdPkts);
-    qp.enqueue(skb, request);
+    let woken = match origin {
+        Origin::Wire => None,
+        Origin::Loopback(woken) => Some(woken),
+    };
+    qp.enqueue(skb, request, woken);
 }

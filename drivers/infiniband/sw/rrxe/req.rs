@@ -55,7 +55,7 @@ fn carry_out_retry(p: &mut Pass<'_>) {
     if cons == p.inner.eng.hw_index {
         return;
     }
-    let t = p.inner.eng.track(cons);
+    let t = *p.inner.eng.track(cons);
     if t.first_psn != first_psn || !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
         return;
     }
@@ -102,7 +102,7 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
         dma_len: len,
     });
     // A request lost here is asked for again after the next timeout.
-    match tx::send(p.dev, p.ndev, tx, &p.inner.path, &hdr, 0, |_| {
+    match tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), MemError>(())
     }) {
         Ok(()) => p.count(Counter::RdmaSends),
@@ -173,9 +173,9 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
 /// The WQE being sent was sent entirely.
 fn finish_cur(inner: &mut Inner) {
     if let Some(cur) = inner.eng.cur.take() {
-        let mut t = inner.eng.track(cur.index);
-        t.all_sent = true;
-        inner.eng.set_track(cur.index, t);
+        if let Some(t) = inner.eng.track_mut(cur.index) {
+            t.all_sent = true;
+        }
         inner.eng.req_index = inner.sq.next_index(cur.index);
     }
 }
@@ -185,11 +185,11 @@ fn finish_cur(inner: &mut Inner) {
 /// stops for this pass and goes on after the next completion.
 fn fail_cur(inner: &mut Inner, status: WcStatus) {
     if let Some(cur) = inner.eng.cur.take() {
-        let mut t = inner.eng.track(cur.index);
-        t.all_sent = true;
-        t.no_ack = true;
-        t.status = status;
-        inner.eng.set_track(cur.index, t);
+        if let Some(t) = inner.eng.track_mut(cur.index) {
+            t.all_sent = true;
+            t.no_ack = true;
+            t.status = status;
+        }
         inner.eng.req_index = inner.sq.next_index(cur.index);
     }
     inner.eng.wait_completion = true;
@@ -240,7 +240,7 @@ fn record_done(
 /// Its completion, like every completion of a WQE that needs no acknowledge, comes at the
 /// end of the pass: a fenced WQE after it waits for that, one pass later.
 fn skip_again(inner: &mut Inner, index: u32, status: Option<WcStatus>) -> bool {
-    let mut t = inner.eng.track(index);
+    let mut t = *inner.eng.track(index);
     if let Some(status) = status {
         t.all_sent = true;
         t.no_ack = true;
@@ -281,7 +281,7 @@ fn local_status(op: WrOpcode, _e: MemError) -> WcStatus {
 /// Starts the next WQE, if one is posted and may start. Returns false when nothing can
 /// start now.
 fn start_next(p: &mut Pass<'_>) -> bool {
-    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let (qp, dev, ndev) = (p.qp, p.dev, p.link.ndev);
     let inner = &mut *p.inner;
     let index = inner.eng.req_index;
     if index == inner.sq.producer() {
@@ -294,7 +294,7 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         return false;
     }
     let again = restarted(inner, index);
-    let old = inner.eng.track(index);
+    let old = *inner.eng.track(index);
     // A WQE decided at its first turn (a local operation executed, or a failure found
     // locally) is not executed again.
     if again && old.all_sent && old.no_ack {
@@ -469,7 +469,7 @@ fn start_next(p: &mut Pass<'_>) -> bool {
 
 /// Builds and sends one packet of the current WQE.
 fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
-    let (qp, dev, ndev) = (p.qp, p.dev, p.ndev);
+    let (qp, dev, link) = (p.qp, p.dev, p.link);
     let inner = &mut *p.inner;
     let ack_req = inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode);
     let Some(cur) = inner.eng.cur.as_ref() else {
@@ -530,7 +530,7 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
     let offset = u64::from(seg.offset);
     let res = tx::send(
         dev,
-        ndev,
+        link,
         tx,
         &cur.path,
         &hdr,

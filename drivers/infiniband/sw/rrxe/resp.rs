@@ -38,9 +38,17 @@ use crate::{
     wqe::read_recv,
 };
 
+/// Sends read responses and processes requests, up to the budget, then the ACK they owe.
+/// Returns true if there is more to do.
+pub(crate) fn run(p: &mut Pass<'_>) -> bool {
+    let more = requests(p);
+    pay_ack(p);
+    more
+}
+
 /// Sends read responses and processes requests, up to the budget. Returns true if there
 /// is more to do.
-pub(crate) fn run(p: &mut Pass<'_>) -> bool {
+fn requests(p: &mut Pass<'_>) -> bool {
     for _ in 0..BUDGET {
         if p.inner.eng.resp.reading.is_some() {
             if p.inner.tx_throttled() {
@@ -61,42 +69,62 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
     true
 }
 
+/// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]).
+fn pay_ack(p: &mut Pass<'_>) {
+    if let Some((psn, msn)) = p.inner.eng.resp.owed_ack.take() {
+        transmit(
+            p,
+            Opcode::RcAck,
+            psn,
+            Aeth {
+                syndrome: Syndrome::ACK,
+                msn,
+            },
+            None,
+        );
+    }
+}
+
 /// Sends a response with `opcode` and `psn`, an AETH with `syndrome` (the current MSN),
-/// and the atomic acknowledge `atomic_ack`.
+/// and the atomic acknowledge `atomic_ack`; after the ACK owed, which comes first.
 fn send_response(
-    p: &Pass<'_>,
+    p: &mut Pass<'_>,
     opcode: Opcode,
     psn: Psn,
     syndrome: Syndrome,
     atomic_ack: Option<AtomicAckEth>,
 ) {
+    pay_ack(p);
+    let msn = p.inner.eng.resp.msn;
+    transmit(p, opcode, psn, Aeth { syndrome, msn }, atomic_ack);
+}
+
+/// Sends a response with `opcode`, `psn`, `aeth` and `atomic_ack`.
+fn transmit(p: &Pass<'_>, opcode: Opcode, psn: Psn, aeth: Aeth, atomic_ack: Option<AtomicAckEth>) {
     let Some(tx) = p.inner.tx.as_ref() else {
         return;
     };
     let mut hdr = Headers::new(bth(p.inner, opcode, psn));
-    hdr.aeth = Some(Aeth {
-        syndrome,
-        msn: p.inner.eng.resp.msn,
-    });
+    hdr.aeth = Some(aeth);
     hdr.atomic_ack = atomic_ack;
-    let _ = tx::send(p.dev, p.ndev, tx, &p.inner.path, &hdr, 0, |_| {
+    let _ = tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), ()>(())
     });
 }
 
 /// Sends an acknowledge (or NAK) with `syndrome` for `psn`.
-fn send_ack(p: &Pass<'_>, syndrome: Syndrome, psn: Psn) {
+fn send_ack(p: &mut Pass<'_>, syndrome: Syndrome, psn: Psn) {
     send_response(p, Opcode::RcAck, psn, syndrome, None);
 }
 
 /// Sends an atomic acknowledge with the original value.
-fn send_atomic_ack(p: &Pass<'_>, psn: Psn, orig: u64) {
+fn send_atomic_ack(p: &mut Pass<'_>, psn: Psn, orig: u64) {
     let ack = Some(AtomicAckEth { orig });
     send_response(p, Opcode::RcAtomicAck, psn, Syndrome::ACK, ack);
 }
 
 /// Sends an empty read response (the answer to FLUSH and ATOMIC WRITE).
-fn send_read_ack(p: &Pass<'_>, psn: Psn) {
+fn send_read_ack(p: &mut Pass<'_>, psn: Psn) {
     send_response(p, Opcode::RcReadResponseOnly, psn, Syndrome::ACK, None);
 }
 
@@ -111,6 +139,7 @@ fn bth(inner: &Inner, opcode: Opcode, psn: Psn) -> Bth {
 /// check ends it (rxe NAKs with the request's PSN; the packet's is the one the requester
 /// waits for).
 fn send_read_response(p: &mut Pass<'_>) {
+    pay_ack(p);
     let inner = &mut *p.inner;
     let Some(reading) = inner.eng.resp.reading.as_mut() else {
         return;
@@ -132,7 +161,7 @@ fn send_read_response(p: &mut Pass<'_>) {
     };
     let res = tx::send(
         p.dev,
-        p.ndev,
+        p.link,
         tx,
         &inner.path,
         &hdr,
@@ -423,7 +452,11 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) {
         return;
     }
     if reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req) == Reply::Ack {
-        send_ack(p, Syndrome::ACK, psn);
+        // Sent when the stage ends or another response goes first: coalesced.
+        let resp = &mut p.inner.eng.resp;
+        if resp.owed_ack.replace((psn, resp.msn)).is_some() {
+            p.count(Counter::AckCoalesced);
+        }
     }
     if !matches!(op.operation(), Operation::ReadRequest) {
         p.inner.eng.resp.psn = psn.next();

@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How a QP's engine runs: its work item (which runs a pass, [`crate::pass`]), its
-//! retransmission and RNR timers, the wake-up of a sender that stopped at its limit of
-//! packets in flight, and what a pass asks for once the QP lock is dropped (CQ handlers,
-//! timers, another pass).
+//! How a QP's engine runs: its work item or the doorbell's caller (which run passes,
+//! [`crate::pass`]: the QP's own, then those of the local QPs its loopback packets
+//! reached), which of the two a doorbell picks, its retransmission and RNR timers, the
+//! wake-up of a sender that stopped at its limit of packets in flight, and what a pass asks
+//! for once the QP lock is dropped (CQ handlers, timers, another pass).
 
 use crate::{
     counters::Counter,
     device::RrxeDev,
     eng::Outbox,
+    ext::rdma::cq::CqRef,
     ext::{
+        delay::msleep,
         net::{skb::SkBuff, xmit::TxDone},
         rdma::device::{Device, Registered},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
     pass::Pass,
+    proto::verbs::QpType,
     qp::{Inner, QpShared, BUDGET},
+    tx::Egress,
 };
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::{
+    cell::Cell,
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering},
+};
 use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
 
 /// How long a destroyed QP waits for its packets to leave (milliseconds).
@@ -27,6 +35,11 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
+/// Passes a doorbell's call of [`QpShared::process`] runs: its QP's, then those of the QPs
+/// that its loopback packets reached, and theirs (a request, its answer, the completion:
+/// three); the QPs still woken after that are scheduled. Bounds the work done in a
+/// doorbell's system call.
+const INLINE_PASSES: u32 = 4;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
 /// unacknowledged packets, a responder the answers to what was asked), and the responder
@@ -43,6 +56,209 @@ pub(crate) struct TxWake {
     /// flight, also after the QP is destroyed: the skb destructor is this module's code,
     /// and module exit unregisters its devices, which waits for their references.
     pub(crate) _dev: ARef<Device<RrxeDev, Registered>>,
+}
+
+/// Who runs a QP's engine: nobody, one caller, or one caller that others asked to run
+/// it once more; or, once the QP is destroyed, one caller finishing its pass and then
+/// nobody ever again. One pass runs at a time: a caller that finds the engine running
+/// asks for another pass and returns instead of spinning on the QP lock (a doorbell
+/// spinning on the lock while the work item ran a long pass took a third of the CPU in a
+/// 64 KiB write stream). The one running it sees the request when it is done and
+/// schedules the work item: nothing asked for is lost.
+pub(crate) struct Runner(AtomicU8);
+
+const IDLE: u8 = 0;
+const BUSY: u8 = 1;
+const ARMED: u8 = 2;
+const STOPPED: u8 = 3;
+const STOPPING: u8 = 4;
+
+impl Runner {
+    /// Nobody runs the engine.
+    pub(crate) const fn new() -> Self {
+        Runner(AtomicU8::new(IDLE))
+    }
+
+    /// Takes the engine: true if the caller runs it now; false if another caller runs it
+    /// (which is asked to run it once more) or it is stopped.
+    fn claim(&self) -> bool {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let next = match cur {
+                IDLE => BUSY,
+                BUSY | ARMED => ARMED,
+                _ => return false,
+            };
+            // Acquire: a caller that takes the engine sees what the last one did. Release
+            // (also when it was armed already): the one running it, whose `release` reads
+            // this write, sees the work this caller queued before asking.
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return cur == IDLE,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Gives the engine up; returns whether another pass was asked for meanwhile (never
+    /// once [`Self::stop`] has begun: the engine is stopped then).
+    fn release(&self) -> bool {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let next = if cur == STOPPING { STOPPED } else { IDLE };
+            // Release: the next caller (or `stop`) sees this pass's work.
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return cur == ARMED,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Asks the caller running the engine for another pass, as [`Self::claim`] does when
+    /// it fails, without taking an idle engine: false if nobody runs it (the caller sees
+    /// that it runs), true if it is running (and runs again) or stopped.
+    fn request(&self) -> bool {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            if cur == IDLE {
+                return false;
+            }
+            if cur != BUSY && cur != ARMED {
+                return true;
+            }
+            // Release (also when it was armed already, as in `claim`): the one running it,
+            // whose `release` reads this write, sees the work this caller queued.
+            match self
+                .0
+                .compare_exchange_weak(cur, ARMED, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Stops the engine for good: no pass starts after this is called, and the one
+    /// running, if any, has finished when it returns (CQ handlers included, perhaps in
+    /// another QP's caller, [`QpShared::process`]). The wait is for that one pass, which
+    /// is bounded ([`BUDGET`]). For teardown, process context.
+    pub(crate) fn stop(&self) {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        while cur != STOPPED {
+            let next = if cur == IDLE { STOPPED } else { STOPPING };
+            // Acquire: this caller sees the last pass's work.
+            match self
+                .0
+                .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if next == STOPPED => return,
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        while self.0.load(Ordering::Acquire) != STOPPED {
+            msleep(1);
+        }
+    }
+}
+
+/// What a QP's doorbell remembers from one call to the next, to tell a client that waits
+/// for each message from one that posts ahead ([`QpShared::ring`]). Written by doorbells
+/// only; a race between two threads ringing the same QP only misplaces a pass.
+pub(crate) struct Seen {
+    /// The send queue's producer index at the last doorbell.
+    sq_prod: AtomicU32,
+    /// The consumer indices of the send and receive CQs at the last doorbell that found
+    /// nothing outstanding before its WQEs; `u32::MAX` (never an index) until then, so
+    /// that a new QP's first doorbell counts as one the client waited for.
+    cq_cons: [AtomicU32; 2],
+    /// Whether the last doorbell found a client that waits for each message: the work
+    /// item then runs the loopback peers' passes too.
+    waits: AtomicBool,
+}
+
+impl Seen {
+    /// Nothing seen yet.
+    pub(crate) const fn new() -> Self {
+        Seen {
+            sq_prod: AtomicU32::new(0),
+            cq_cons: [AtomicU32::new(u32::MAX), AtomicU32::new(u32::MAX)],
+            waits: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The consumer index of `cq` (0 if it is gone: the core destroys CQs after their QPs).
+fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
+    cq.with(|cq| cq.consumer()).unwrap_or(0)
+}
+
+/// How many QPs a [`Woken`] holds; more are scheduled.
+const WOKEN_MAX: usize = 4;
+
+/// QPs that packets sent over the loopback shortcut reached during a pass, for a
+/// doorbell's caller to run once the sender's lock is dropped ([`QpShared::process`]): a
+/// message between two local QPs then costs no work-item wake-up (a work item runs its
+/// own QP's pass alone, and dropping the set schedules the peers). Only connected (RC, UC)
+/// userspace QPs are run so: their packets come from the QP they are connected to, whose
+/// caller runs them. A UD or GSI QP, which anyone may send to, and a kernel consumer's QP
+/// get their work item, so that no other user's thread runs (and, preempted, holds up)
+/// their engine. Beyond [`WOKEN_MAX`] QPs, and for those still held when it is dropped,
+/// the QP's work item is scheduled: no QP is left without a pass for the packets queued
+/// to it. One pass's, on its stack (not `Sync`).
+#[derive(Default)]
+pub(crate) struct Woken([Cell<Option<Arc<QpShared>>>; WOKEN_MAX]);
+
+impl Woken {
+    /// Adds `qp` (once), or schedules it (no room, or not run by another QP's caller).
+    pub(crate) fn add(&self, qp: Arc<QpShared>) {
+        if qp.kernel || !matches!(qp.qp_type, QpType::Rc | QpType::Uc) {
+            qp.schedule();
+            return;
+        }
+        let mut free = None;
+        for slot in &self.0 {
+            let held = slot.take();
+            let same = held.as_ref().is_some_and(|h| Arc::ptr_eq(h, &qp));
+            if held.is_none() && free.is_none() {
+                free = Some(slot);
+            }
+            slot.set(held);
+            if same {
+                return;
+            }
+        }
+        match free {
+            Some(slot) => slot.set(Some(qp)),
+            None => qp.schedule(),
+        }
+    }
+
+    /// A set holding `qp` alone: the QP a call of [`QpShared::process`] runs first, whatever
+    /// its type (the rule of [`Self::add`] is for the peers its packets reach).
+    fn with(qp: Arc<QpShared>) -> Self {
+        let this = Self::default();
+        this.0[0].set(Some(qp));
+        this
+    }
+
+    /// Takes a QP (the one in the first slot held).
+    pub(crate) fn take(&self) -> Option<Arc<QpShared>> {
+        self.0.iter().find_map(Cell::take)
+    }
+}
+
+impl Drop for Woken {
+    fn drop(&mut self) {
+        while let Some(qp) = self.take() {
+            qp.schedule();
+        }
+    }
 }
 
 /// Where [`TxWake`] finds its QP; emptied when the QP is destroyed.
@@ -84,9 +300,10 @@ impl Inner {
 }
 
 impl QpShared {
-    /// Queues a received packet and schedules the work item; drops it (and counts it) when
-    /// the queue is full. Softirq context.
-    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool) {
+    /// Queues a received packet and schedules the work item, or adds the QP to `woken` (a
+    /// loopback packet: the sending pass's caller runs it); drops the packet (and counts it)
+    /// when the queue is full. Softirq context, or a sending pass.
+    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool, woken: Option<&Woken>) {
         let q = if request { &self.req_q } else { &self.resp_q };
         // Receive runs on several CPUs at once: the queue may exceed the limit by as many
         // packets as there are CPUs.
@@ -95,7 +312,19 @@ impl QpShared {
             return;
         }
         q.push(skb);
-        self.schedule();
+        match woken {
+            Some(woken) => woken.add(self),
+            None => self.schedule(),
+        }
+    }
+
+    /// Makes sure the engine runs after work was queued for it without running it here:
+    /// the caller running it runs it again ([`Runner`]), or the work item is scheduled.
+    /// Any context.
+    pub(crate) fn kick(self: Arc<Self>) {
+        if !self.runner.request() {
+            self.schedule();
+        }
     }
 
     /// Schedules the work item (it runs once more if it is running).
@@ -132,12 +361,117 @@ impl QpShared {
 impl WorkItem for QpShared {
     type Pointer = Arc<QpShared>;
 
+    /// For a stream, the QP's pass alone: the loopback peers it reaches get their own
+    /// work items, which run beside it on another CPU (a stream's requester and
+    /// responder overlap, as rxe's tasks do; running them one after the other in one
+    /// work item would serialise them as the doorbell once did). For a client that waits
+    /// for each message ([`QpShared::ring`]), the passes of the peers too, as the
+    /// doorbell's: its doorbell finds this pass running when the client posts its next
+    /// message on the completion this pass made (a request, its answer and its
+    /// completion in one work item, not three one after the other).
     fn run(this: Arc<QpShared>) {
-        this.process();
+        this.dev.data().count(Counter::WorkRuns);
+        // Taken, not read: a QP that stopped ringing (now only a stream's responder,
+        // say) goes back to running its own pass alone.
+        let passes = if this.seen.waits.swap(false, Ordering::Relaxed) {
+            INLINE_PASSES
+        } else {
+            1
+        };
+        this.process(passes, None);
     }
 }
 
 impl QpShared {
+    /// The doorbell: the client posted send WQEs. Where the engine runs follows what the
+    /// client does, as the doorbell finds it:
+    ///
+    /// - The client waits for each message (a ping-pong, a request and its answer): every
+    ///   WQE it posted before this doorbell's has completed, and since the last such
+    ///   doorbell it took a completion from one of the QP's CQs (the last answer, or the
+    ///   acknowledge of its last message). The caller runs the engine at once, and the
+    ///   passes of the local QPs its packets reach: request, answer and completion in one
+    ///   system call, no work item woken ([`Self::process`]).
+    /// - Otherwise the client posts ahead of its completions (a stream): the doorbell only
+    ///   makes sure the engine runs ([`Self::kick`]) and returns, and the client goes back
+    ///   to posting and polling while work items run the protocol, the QP's and each of
+    ///   its loopback peers' apart, on the other CPU and beside each other. Running a
+    ///   stream in the poster's thread left the other CPU idle and halved the
+    ///   small-message rate.
+    ///
+    /// Neither test alone tells the two apart: a pass run in the doorbell completes its
+    /// WQE before the call returns (the answer of a local peer comes back in the same
+    /// call), so that the next doorbell of a stream, too, finds nothing outstanding; but the
+    /// client of a stream does not take a completion between two of its doorbells. And
+    /// a client that took one may still be posting ahead (several QPs sharing a CQ, a
+    /// stream reaping as it goes): it has WQEs outstanding. A fresh QP's first doorbell
+    /// runs at once. A ping-pong that completes nothing it polls (unsignaled WQEs, the
+    /// answer found in memory) gets its work item for every message, as with rxe.
+    ///
+    /// The indices come from memory the client writes: any value only picks where the
+    /// engine runs, and either place runs all of it.
+    pub(crate) fn ring(self: Arc<Self>) {
+        let waits = self.waits();
+        self.seen.waits.store(waits, Ordering::Relaxed);
+        if waits {
+            self.dev.data().count(Counter::DoorbellInline);
+            self.process(INLINE_PASSES, Some(Counter::DoorbellBusy));
+        } else {
+            self.dev.data().count(Counter::DoorbellKick);
+            self.kick();
+        }
+    }
+
+    /// Whether the client waits for the WQEs this doorbell is for (see [`Self::ring`]).
+    fn waits(&self) -> bool {
+        let q = &self.sq_watch;
+        let (prod, cons) = (q.producer(), q.consumer());
+        let prev = self.seen.sq_prod.swap(prod, Ordering::Relaxed);
+        // The WQEs posted before this doorbell's: from the consumer (the oldest not
+        // completed) up to the producer index that the last doorbell saw, unless the
+        // consumer has gone past that (then none).
+        let before = q.distance(cons, prev);
+        if before != 0 && before <= q.distance(cons, prod) {
+            return false;
+        }
+        let send = cq_consumer(&self.send_cq);
+        let recv = if self.recv_cq.same(&self.send_cq) {
+            send
+        } else {
+            cq_consumer(&self.recv_cq)
+        };
+        let [s, r] = &self.seen.cq_cons;
+        let took = s.swap(send, Ordering::Relaxed) != send;
+        r.swap(recv, Ordering::Relaxed) != recv || took
+    }
+
+    /// Runs a pass of this QP, then those of the QPs that its loopback packets reached (a
+    /// local responder, then the requester its acknowledges reached, ...), up to `passes`
+    /// in all; schedules the QPs left. A QP whose engine another caller runs is left to
+    /// that caller ([`Runner`]); `busy` counts that for this QP. The doorbell's caller
+    /// ([`Self::ring`]) or the work item; process context, no QP lock held.
+    fn process(self: Arc<Self>, passes: u32, mut busy: Option<Counter>) {
+        let todo = Woken::with(self);
+        for _ in 0..passes {
+            let Some(qp) = todo.take() else {
+                return;
+            };
+            let first = busy.take();
+            if !qp.runner.claim() {
+                if let Some(c) = first {
+                    qp.dev.data().count(c);
+                }
+                continue;
+            }
+            qp.pass(&todo);
+            if qp.runner.release() {
+                // Asked for while it ran: the work item runs it.
+                qp.clone().schedule();
+            }
+        }
+        // Dropping `todo` schedules what it holds.
+    }
+
     /// One pass of the engine, its stages in the order in which a packet's consequences
     /// flow, each within its budget:
     ///
@@ -151,9 +485,10 @@ impl QpShared {
     /// No stage calls back into another: what one decides for a later one it records in
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
-    /// carries out. Queues the work item again if work is left. Process context.
-    pub(crate) fn process(self: Arc<Self>) {
-        let qp = &*self;
+    /// carries out. Queues the work item again if work is left. The QPs that its loopback
+    /// packets reach join `woken`. Process context.
+    fn pass(self: &Arc<Self>, woken: &Woken) {
+        let qp: &QpShared = self;
         let Some(ndev) = qp.dev.netdev() else {
             qp.req_q.purge();
             qp.resp_q.purge();
@@ -167,7 +502,7 @@ impl QpShared {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                ndev: &ndev,
+                link: Egress { ndev: &ndev, woken },
                 inner: &mut inner,
                 out: Outbox::default(),
             };

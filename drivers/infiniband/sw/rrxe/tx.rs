@@ -2,7 +2,8 @@
 
 //! Transmit: a packet's headers and payload become a RoCEv2 UDP datagram with its ICRC,
 //! sent on the netdev or, when it is addressed to this device, handed straight to the
-//! receive path.
+//! receive path, which queues it at its QP and wakes that QP for the sender's caller to
+//! run ([`Woken`]).
 
 use crate::{
     counters::Counter,
@@ -22,11 +23,19 @@ use crate::{
     },
     recv::{self, Origin},
     task::TxWake,
+    task::Woken,
 };
 use kernel::prelude::*;
 
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
+
+/// What a pass sends through: the net device, and the QPs its loopback packets wake.
+#[derive(Clone, Copy)]
+pub(crate) struct Egress<'a> {
+    pub(crate) ndev: &'a NetDevice,
+    pub(crate) woken: &'a Woken,
+}
 
 /// Where a QP's packets go: the address vector and the QP's UDP source port.
 #[derive(Clone, Copy, Default)]
@@ -88,17 +97,18 @@ pub(crate) enum TxError<E> {
     Net,
 }
 
-/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes;
-/// it counts in `owner`'s skbs in flight.
+/// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes
+/// through `link`; it counts in `owner`'s skbs in flight.
 pub(crate) fn send<E>(
     dev: &Device<RrxeDev>,
-    ndev: &NetDevice,
+    link: Egress<'_>,
     owner: &TxOwner<TxWake>,
     path: &Path,
     hdr: &Headers,
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
+    let ndev = link.ndev;
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
     let flow = path.flow();
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
@@ -127,7 +137,7 @@ pub(crate) fn send<E>(
         let skb = skb
             .loopback(ndev, &flow, |_, _, _| {})
             .map_err(|_| TxError::Net)?;
-        recv::process(dev, skb, Origin::Loopback);
+        recv::process(dev, skb, Origin::Loopback(link.woken));
         Ok(())
     } else {
         skb.send(ndev, &flow, finish).map_err(|_| TxError::Net)

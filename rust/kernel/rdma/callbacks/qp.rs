@@ -84,8 +84,13 @@ impl<T: DeviceOps> Device<T> {
         // Userspace QPs post through their mapped queue; a POST_SEND command only rings
         // the doorbell (work requests it might carry are ignored, as rxe does).
         // SAFETY: `qp` is valid; `uobject` is set at creation for userspace QPs only.
-        if wr.is_null() || !unsafe { (*qp).uobject }.is_null() {
+        if !unsafe { (*qp).uobject }.is_null() {
             return from_result(|| T::post_send_doorbell(data).map(|()| 0));
+        }
+        // A kernel consumer posting nothing (it may hold IRQ-safe locks: the doorbell,
+        // which runs the engine in the caller, is for userspace only).
+        if wr.is_null() {
+            return 0;
         }
         // SAFETY: The list the core passed.
         let mut wrs = unsafe { SendWrs::<T>::from_raw(wr) };
