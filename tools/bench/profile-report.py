@@ -170,8 +170,14 @@ def perftest_result(env):
     st = env.get("perftest", "?")
     if st != "ok":
         return f"perftest {st}: {env.get('perftest_err', '')}".rstrip(": ")
-    return (f"perftest ok: {env.get('bw_avg', '?')} MB/s, "
-            f"{env.get('msgrate', '?')} Mmsg/s (its own {env.get('perftest_secs', '?')} s run)")
+    return f"perftest ok: {result(env)} (its own {env.get('perftest_secs', '?')} s run)"
+
+
+def result(env):
+    """perftest's figures: a latency test's average and rate, or a bandwidth test's."""
+    if "lat_avg" in env:
+        return f"{env['lat_avg']} us average, {env.get('tps', '?')} round trips/s"
+    return f"{env.get('bw_avg', '?')} MB/s, {env.get('msgrate', '?')} Mmsg/s"
 
 
 def analyse(stacks):
@@ -302,8 +308,8 @@ def summary(providers, points, runs):
                 continue
             secs = float(env.get("span") or env.get("secs") or 0)
             rate = f"{total / secs:.0f}/s" if secs else "?/s"
-            res = (f"{env.get('msgrate', '?')} Mmsg/s, {env.get('bw_avg', '?')} MB/s"
-                   if env.get("perftest") == "ok" else f"perftest {env.get('perftest', '?')}")
+            res = (result(env) if env.get("perftest") == "ok"
+                   else f"perftest {env.get('perftest', '?')}")
             if env.get("covered") != "yes":
                 res += "; perftest ended before perf did"
             heads.append((f"{p}: {total} samples, {rate}, idle {pct(idle, total):.0f}%",

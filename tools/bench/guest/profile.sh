@@ -8,7 +8,8 @@
 # is still loaded, so that its symbols resolve from /proc/kallsyms.
 #
 # Usage: profile.sh SECS "PROVIDER..." "TEST:SIZE..."
-#   SECS: how long perf samples each run; TEST one of ib_write_bw, ib_read_bw, ib_send_bw.
+#   SECS: how long perf samples each run; TEST one of ib_write_bw, ib_read_bw, ib_send_bw
+#   or their _lat counterparts.
 #
 # perf (package linux-perf, on the host) runs in a chroot of the host root (lib.sh's
 # hostroot_setup: the guest's /proc, /sys and /dev, tmpfs /tmp), which sees every guest
@@ -164,9 +165,12 @@ profile() {
 	env+=("perf_status=$st" "covered=$covered")
 	row=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' /tmp/cli.log)
 	read -r -a c <<<"$row"
-	if [ "$cst" = 0 ] && [ "$sst" = 0 ] && [ "${#c[@]}" -ge 5 ]; then
+	if [ "$cst" = 0 ] && [ "$sst" = 0 ] && [[ $t == *_bw ]] && [ "${#c[@]}" -ge 5 ]; then
 		# bytes iterations peak average msgrate
 		env+=("perftest=ok" "bw_avg=${c[3]}" "msgrate=${c[4]}")
+	elif [ "$cst" = 0 ] && [ "$sst" = 0 ] && [[ $t == *_lat ]] && [ "${#c[@]}" -ge 4 ]; then
+		# A latency test run for a duration: bytes iterations t_avg[usec] tps
+		env+=("perftest=ok" "lat_avg=${c[2]}" "tps=${c[3]}")
 	else
 		env+=("perftest=fail" "perftest_err=client rc $cst, server rc $sst - $(first_error /tmp/cli.log)")
 	fi
