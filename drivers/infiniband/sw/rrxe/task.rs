@@ -221,6 +221,14 @@ impl Woken {
             qp.schedule();
             return;
         }
+        self.hold(qp);
+    }
+
+    /// Adds `qp` (once), or schedules it if there is no room; for [`Self::add`], and for a
+    /// QP that this set's caller ran and that was asked for once more meanwhile
+    /// ([`Runner::release`]; a ping-pong's peer posted its answer on the completion the
+    /// pass made), which passed the rule of [`Self::add`] or is the set's first QP.
+    fn hold(&self, qp: Arc<QpShared>) {
         let mut free = None;
         for slot in &self.0 {
             let held = slot.take();
@@ -446,9 +454,10 @@ impl QpShared {
     }
 
     /// Runs a pass of this QP, then those of the QPs that its loopback packets reached (a
-    /// local responder, then the requester its acknowledges reached, ...), up to `passes`
-    /// in all; schedules the QPs left. A QP whose engine another caller runs is left to
-    /// that caller ([`Runner`]); `busy` counts that for this QP. The doorbell's caller
+    /// local responder, then the requester its acknowledges reached, ...), and once more
+    /// any of them asked for while it ran, up to `passes` in all; schedules the QPs left.
+    /// A QP whose engine another caller runs is left to that caller ([`Runner`]); `busy`
+    /// counts that for this QP. The doorbell's caller
     /// ([`Self::ring`]) or the work item; process context, no QP lock held.
     fn process(self: Arc<Self>, passes: u32, mut busy: Option<Counter>) {
         let todo = Woken::with(self);
@@ -465,8 +474,9 @@ impl QpShared {
             }
             qp.pass(&todo);
             if qp.runner.release() {
-                // Asked for while it ran: the work item runs it.
-                qp.clone().schedule();
+                // Asked for while it ran: this caller runs it again if passes are left,
+                // as it runs the QPs its packets reach; else its work item does.
+                todo.hold(qp);
             }
         }
         // Dropping `todo` schedules what it holds.
