@@ -24,7 +24,7 @@ use super::{
     skb::{SkBuff, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     udp_tunnel::Family,
 };
-use crate::bindings;
+use crate::{bindings, ext::rdma::device::ModuleRef};
 use core::{
     mem::ManuallyDrop,
     ptr::NonNull,
@@ -361,6 +361,8 @@ pub trait TxDone: Send + Sync + 'static {
 struct TxShared<T> {
     in_flight: AtomicUsize,
     data: T,
+    /// Dropped last (fields drop in order), after `data`.
+    _module: ModuleRef,
 }
 
 /// Counts the skbs of one sender in flight, as a socket's send buffer accounting does: each
@@ -369,11 +371,9 @@ struct TxShared<T> {
 ///
 /// Every skb in flight holds a reference on the socket and on the shared state, so both
 /// outlive the `TxOwner` if needed; the last reference may therefore drop `T` in softirq
-/// context. The destructor is code of this module: every skb must be freed before the
-/// module unloads. `T` is dropped by the last reference, as the destructor's last action,
-/// so a `T` that holds what the module's exit waits for (e.g. a reference on a device
-/// whose unregistration the exit waits for) keeps the module loaded while skbs of the
-/// owner are in flight, even after the `TxOwner` is gone.
+/// context. The destructor is code of this module, so the shared state holds a
+/// [`ModuleRef`], dropped by the last reference as the destructor's last action: skbs of
+/// the owner in flight, even after the `TxOwner` is gone, keep the module loaded.
 pub struct TxOwner<T: TxDone> {
     sock: NonNull<bindings::socket>,
     sk: NonNull<bindings::sock>,
@@ -387,12 +387,14 @@ unsafe impl<T: TxDone> Send for TxOwner<T> {}
 unsafe impl<T: TxDone> Sync for TxOwner<T> {}
 
 impl<T: TxDone> TxOwner<T> {
-    /// A new owner with no skbs in flight. Process context (creates a kernel socket).
-    pub fn new(data: T) -> Result<Self> {
+    /// A new owner with no skbs in flight, keeping the module loaded through `module` while
+    /// it or any of its skbs exists. Process context (creates a kernel socket).
+    pub fn new(data: T, module: ModuleRef) -> Result<Self> {
         let shared = Arc::new(
             TxShared {
                 in_flight: AtomicUsize::new(0),
                 data,
+                _module: module,
             },
             GFP_KERNEL,
         )?;
@@ -446,7 +448,8 @@ impl<T: TxDone> TxOwner<T> {
         shared.data.tx_done(left);
         // SAFETY: The socket reference `set_owner` took for this skb.
         unsafe { bindings::sock_put(sk) };
-        // Last: `T` may hold what keeps this module loaded (see `TxOwner`).
+        // Last access to the module's data: the shared state may hold the last `ModuleRef`
+        // (see there for the code that runs after it).
         drop(shared);
     }
 }

@@ -315,6 +315,49 @@ impl<T: DeviceOps> Device<T, Registered> {
     }
 }
 
+/// Keeps this module loaded while it exists, for callbacks into the module's code that the
+/// kernel may make after the object that set them up is gone (an skb destructor, a
+/// zero-copy completion): a registration reference on one of the module's devices, whatever
+/// its driver data type.
+///
+/// Module unload unregisters the module's devices ([`Registry::unregister_all`], which the
+/// module's exit must call, as rrxe's does), and unregistration waits for every
+/// registration reference: the module's code stays while a `ModuleRef` does. (It is not a
+/// count on the module itself, `try_module_get`, which would make `rmmod` refuse rather
+/// than wait.) A type that calls back into the module after its owner is gone takes one,
+/// so that no caller can forget it; a callback drops it as its last access to the module's
+/// data. The code it still runs after that (the free of its state, the return) is covered
+/// by the RCU grace period of module unload when it runs with bottom halves or preemption
+/// disabled, as the network stack frees skbs, and otherwise by the context that freed the
+/// skb, if that is the module's own (a work item, which module exit flushes, or a verbs
+/// call, which unregistration waits for).
+///
+/// # Invariants
+///
+/// `self.0` is a device of this module on which the value owns one registration reference.
+pub struct ModuleRef(NonNull<bindings::ib_device>);
+
+// SAFETY: A reference count on the device; `ib_device_put` may be called from any context
+// and thread (it completes the unregistration's wait at zero).
+unsafe impl Send for ModuleRef {}
+// SAFETY: `&ModuleRef` gives no access to anything.
+unsafe impl Sync for ModuleRef {}
+
+impl<T: DeviceOps> From<ARef<Device<T, Registered>>> for ModuleRef {
+    fn from(dev: ARef<Device<T, Registered>>) -> Self {
+        // INVARIANT: The registration reference of `dev`, taken over, on the device whose
+        // `ib_device` is the first field (`repr(C)`).
+        Self(ARef::into_raw(dev).cast())
+    }
+}
+
+impl Drop for ModuleRef {
+    fn drop(&mut self) {
+        // SAFETY: We own one registration reference on the valid device (type invariant).
+        unsafe { bindings::ib_device_put(self.0.as_ptr()) };
+    }
+}
+
 // SAFETY: The count is the core's registration reference count (`ib_device_try_get`,
 // `ib_device_put`). A `&Device<T, Registered>` only exists while a registration reference
 // is held, so the count is above zero and an increment keeps the device registered, and its

@@ -293,11 +293,15 @@ impl Qp {
             }),
             GFP_KERNEL,
         )?;
-        let tx = TxOwner::new(TxWake {
-            throttled: AtomicBool::new(false),
-            slot: wake.clone(),
-            _dev: dev_ref.clone(),
-        })?;
+        // The skbs of the QP, which may outlive it, keep the module loaded through the
+        // device's registration.
+        let tx = TxOwner::new(
+            TxWake {
+                throttled: AtomicBool::new(false),
+                slot: wake.clone(),
+            },
+            dev_ref.clone().into(),
+        )?;
         let posting = Posting {
             sq: sq.producer_side(),
             rq: rq.as_ref().map(FromClient::producer_side),

@@ -14,7 +14,6 @@ use crate::{
     ext::{
         delay::msleep,
         net::{skb::SkBuff, xmit::TxDone},
-        rdma::device::{Device, Registered},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
@@ -27,7 +26,7 @@ use core::{
     cell::Cell,
     sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering},
 };
-use kernel::{prelude::*, sync::Arc, types::ARef, workqueue::WorkItem};
+use kernel::{prelude::*, sync::Arc, workqueue::WorkItem};
 
 /// How long a destroyed QP waits for its packets to leave (milliseconds).
 pub(crate) const TX_DRAIN_MS: u32 = 2000;
@@ -52,10 +51,6 @@ pub(crate) const RX_QUEUE_MAX: usize = 512;
 pub(crate) struct TxWake {
     pub(crate) throttled: AtomicBool,
     pub(crate) slot: Arc<WakeSlot>,
-    /// Keeps the device registered, hence the module loaded, while the QP's skbs are in
-    /// flight, also after the QP is destroyed: the skb destructor is this module's code,
-    /// and module exit unregisters its devices, which waits for their references.
-    pub(crate) _dev: ARef<Device<RrxeDev, Registered>>,
 }
 
 /// Who runs a QP's engine: nobody, one caller, or one caller that others asked to run
