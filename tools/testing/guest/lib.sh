@@ -17,7 +17,8 @@
 #                                Sets DEV_ERR on failure
 #   netns_pair NS [PROV]         netns_veth NS, with PROV9 on veth1 (in NS) and PROV8 on
 #                                veth0 (PROV default rrxe), once 10.9.0.2 answers ping
-#   run_to SECS CMD...           run CMD with a time limit; 124 and a message on expiry
+#   run_to SECS CMD...           run CMD with a time limit (x8 on the debug kernel); 124
+#                                and a message on expiry
 #   peer_retry [-n N] [-d S] [-w PID] CMD...  retry CMD (default 60 times, 1 s apart)
 #                                until it succeeds, e.g. a client whose server is still
 #                                starting; -w: stop retrying once process PID (the local
@@ -142,10 +143,12 @@ netns_pair() {
 	fi
 }
 
-# run_to SECS CMD...
+# run_to SECS CMD...: SECS multiplied by 8 on the debug kernel, which runs work about 6.4
+# times slower (vm-run --debug).
 run_to() {
 	local secs=$1 start st
 	shift
+	[ "${RRXE_KERNEL:-test}" != debug ] || secs=$((secs * 8))
 	start=$(date +%s)
 	timeout -k 5 "$secs" "$@"
 	st=$?
