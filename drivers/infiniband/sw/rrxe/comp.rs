@@ -180,8 +180,12 @@ fn complete_early(p: &mut Pass<'_>) -> bool {
 }
 
 /// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
-/// as `t`. False if they refuse it, or if the WQE was rewritten since its first send.
+/// as `t`: its one SGE as first sent, or else its SGEs read again. False if they refuse it,
+/// or if the WQE read again was rewritten since its first send.
 fn store(p: &Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
+    if let Some(sge) = t.shape.sge {
+        return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
+    }
     let stored = wqe::read_send(&p.inner.sq, index, p.qp.kernel)
         .ok()
         .filter(|w| wqe::Shape::of(w) == t.shape)

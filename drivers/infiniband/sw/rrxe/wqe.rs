@@ -41,7 +41,7 @@ pub(crate) const SEND_SOLICITED: u32 = SendFlags::SOLICITED.bits();
 pub(crate) const SEND_INLINE: u32 = SendFlags::INLINE.bits();
 
 /// One scatter/gather element.
-#[derive(Clone, Copy, Default, Debug)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Sge {
     pub(crate) addr: u64,
     pub(crate) length: u32,
@@ -155,6 +155,9 @@ pub(crate) struct Shape {
     pub(crate) ex: u32,
     pub(crate) len: u32,
     pub(crate) sges: usize,
+    /// The SGE of a WQE that has exactly one: where a READ's or an atomic's response is
+    /// stored, without reading the WQE again (checked where it is used, like any SGE).
+    pub(crate) sge: Option<Sge>,
     pub(crate) remote: Remote,
 }
 
@@ -166,6 +169,7 @@ impl Shape {
         ex: 0,
         len: 0,
         sges: 0,
+        sge: None,
         remote: Remote {
             addr: 0,
             rkey: 0,
@@ -184,6 +188,10 @@ impl Shape {
             ex: wqe.ex,
             len: wqe.len,
             sges: wqe.data.sges().len(),
+            sge: match wqe.data.sges() {
+                [sge] => Some(*sge),
+                _ => None,
+            },
             remote: wqe.remote,
         }
     }
