@@ -95,47 +95,40 @@ impl SharedMem {
         }
     }
 
-    /// Copies `dst.len()` bytes from `off`. Fails with `EINVAL` out of bounds.
+    /// Copies `len` bytes from `off` to `dst`. Fails with `EINVAL` out of bounds.
     ///
-    /// Every byte is loaded once, with volatile loads: userspace may write concurrently, and
-    /// the compiler may neither load a byte twice nor load it again later instead of using
-    /// the copy. The copy is a snapshot that callers validate.
-    pub fn read(&self, off: usize, dst: &mut [u8]) -> Result {
-        let end = off.checked_add(dst.len()).ok_or(EINVAL)?;
+    /// # Safety
+    ///
+    /// `dst` must be valid for writes of `len` bytes (initialised or not).
+    unsafe fn copy_out(&self, off: usize, dst: *mut u8, len: usize) -> Result {
+        let end = off.checked_add(len).ok_or(EINVAL)?;
         if end > self.size {
             return Err(EINVAL);
         }
-        // SAFETY: `off..end` is in bounds of the allocation (type invariant).
-        let src = unsafe { self.ptr.as_ptr().add(off) };
-        let mut i = 0;
-        // Eight bytes at a time while the source is aligned for it.
-        if (src as usize) % 8 == 0 {
-            while i + 8 <= dst.len() {
-                // SAFETY: In bounds and 8-byte aligned; any bit pattern is a valid `u64`.
-                let w = unsafe { core::ptr::read_volatile(src.add(i).cast::<u64>()) };
-                if let Some(d) = dst.get_mut(i..i + 8) {
-                    d.copy_from_slice(&w.to_ne_bytes());
-                }
-                i += 8;
-            }
-        }
-        while let Some(d) = dst.get_mut(i) {
-            // SAFETY: In bounds.
-            *d = unsafe { core::ptr::read_volatile(src.add(i)) };
-            i += 1;
-        }
+        // SAFETY: `off..end` is in bounds of the allocation (type invariant), `dst` is valid
+        // for `len` bytes (the caller's promise). The copy is C's `memcpy`: each byte is
+        // loaded once, and a concurrent write by userspace races in C, not in Rust.
+        unsafe { bindings::kva_copy(self.ptr.as_ptr().add(off) as u64, dst.cast(), len, false) };
         Ok(())
+    }
+
+    /// Copies `dst.len()` bytes from `off`. Fails with `EINVAL` out of bounds.
+    ///
+    /// Every byte is loaded once, by C (`memcpy`): userspace may write concurrently, and the
+    /// Rust code only ever sees the copy, a snapshot that callers validate.
+    pub fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        // SAFETY: `dst` is valid for its length.
+        unsafe { self.copy_out(off, dst.as_mut_ptr(), dst.len()) }
     }
 
     /// Reads a `T` at `off` (any alignment), as [`SharedMem::read`] does. Fails with `EINVAL`
     /// out of bounds.
     pub fn read_obj<T: FromBytes>(&self, off: usize) -> Result<T> {
-        let mut v = core::mem::MaybeUninit::<T>::zeroed();
-        // SAFETY: The bytes of `v`, initialised (zeroed), exclusively borrowed.
-        let bytes =
-            unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of::<T>()) };
-        self.read(off, bytes)?;
-        // SAFETY: Every bit pattern is a valid `T` (`FromBytes`).
+        let mut v = core::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: `v` is valid for writes of its size.
+        unsafe { self.copy_out(off, v.as_mut_ptr().cast(), size_of::<T>()) }?;
+        // SAFETY: `copy_out` wrote every byte of `v`; every bit pattern is a valid `T`
+        // (`FromBytes`).
         Ok(unsafe { v.assume_init() })
     }
 
