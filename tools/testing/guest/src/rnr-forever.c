@@ -121,8 +121,8 @@ static void destroy_timed(struct ibv_qp **qp, const char *what)
 
 	t = now_s() - t;
 	*qp = NULL;
-	ok(!err && t < LIMIT_S, "destroy %s: %s in %.3f s (limit %.0f s)", what,
-	   err ? strerror(err) : "done", t, LIMIT_S);
+	ok(!err && t < LIMIT_S * time_scale(), "destroy %s: %s in %.3f s (limit %.0f s)", what,
+	   err ? strerror(err) : "done", t, LIMIT_S * time_scale());
 }
 
 /* rcvd_rnr_err must stop growing once A is in ERR or gone. */
@@ -146,8 +146,9 @@ static void flush(int sends)
 
 	err = ibv_modify_qp(qa, &a, IBV_QP_STATE);
 	t = now_s() - t0;
-	ok(!err && t < LIMIT_S, "requester to ERR: %s in %.3f s", err ? strerror(err) : "done", t);
-	while (got < sends && now_s() - t0 < LIMIT_S) {
+	ok(!err && t < LIMIT_S * time_scale(), "requester to ERR: %s in %.3f s",
+	   err ? strerror(err) : "done", t);
+	while (got < sends && now_s() - t0 < LIMIT_S * time_scale()) {
 		n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
 			break;
