@@ -62,7 +62,8 @@ static struct side UA = { .name = "UD-A" }, UB = { .name = "UD-B" };
 static struct ibv_ah *ah;
 static const uint32_t qkey = 0x11111111;
 static uint8_t *exp_buf, *got_buf;
-static double wc_timeout = 15, deadline;
+/* -t: how long a case waits for a completion; 0 until set: 15 s times time_scale(). */
+static double wc_timeout, deadline;
 static int timeouts_in_row, case_timed_out;
 static uint64_t next_wr_id = 1;
 static int corrupt_case; /* -X N: flip a byte of case N's result before comparing */
@@ -1089,6 +1090,8 @@ int main(int argc, char **argv)
 	}
 	if (max_size > MAX_MSG)
 		max_size = MAX_MSG;
+	if (wc_timeout <= 0)
+		wc_timeout = 15 * time_scale();
 	if (total > 0)
 		deadline = start + total;
 	rng_seed(seed);
