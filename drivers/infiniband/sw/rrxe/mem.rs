@@ -45,17 +45,16 @@ pub(crate) fn resolve(
     len: u64,
     access: Access,
 ) -> Result<MemRef, MemError> {
-    let (mr, via, win) = if mw::is_index(key >> 8) {
+    let (mr, via, win, map) = if mw::is_index(key >> 8) {
         if !remote {
             return Err(MemError::Key);
         }
-        let (mr, via, win) = mw::grant(dev, key, who.pd, who.qpn, access.0)?;
-        (mr, Some(via), win)
+        let (mr, via, win, map) = mw::grant(dev, key, who.pd, who.qpn, access.0)?;
+        (mr, Some(via), win, map)
     } else {
-        let (mr, win) = mr::grant(dev, key, who.pd, access.0)?;
-        (mr, None, win)
+        let (mr, win, map) = mr::grant(dev, key, who.pd, access.0)?;
+        (mr, None, win, map)
     };
-    let map = mr.mapping()?;
     let this = MemRef { mr, via, win, map };
     this.locate(iova, len)?;
     Ok(this)

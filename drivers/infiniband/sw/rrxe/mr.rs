@@ -7,10 +7,10 @@
 //!
 //! The data path reaches an MR's memory through [`crate::mem`], which resolves keys (of
 //! MRs here, of windows in [`crate::mw`]) to checked references; what it may do with an
-//! MR is here: [`grant`] checks a key's rights, [`MrShared::mapping`] records the MR as it
-//! is, and [`MrShared::with_mem`] gives access to the memory only while the MR is still
-//! as recorded. Everything the data path calls works in process context and softirq: no
-//! sleeping, no allocation.
+//! MR is here: [`grant`] checks a key's rights and records the MR as it is (a window's
+//! grant records it by [`MrShared::mapping`]), and [`MrShared::with_mem`] gives access to
+//! the memory only while the MR is still as recorded. Everything the data path calls
+//! works in process context and softirq: no sleeping, no allocation.
 //!
 //! Lifetime: a reference to memory holds a reference on the MR's [`MrShared`], so the
 //! memory stays pinned while the data path uses it, even across `dereg_mr`.
@@ -159,6 +159,16 @@ impl MrState {
     fn bump(&mut self) {
         self.gen = self.gen.wrapping_add(1);
     }
+
+    /// The MR as it is now (see [`Mapping`]).
+    fn mapping(&self) -> Mapping {
+        Mapping {
+            base: self.iova,
+            page_shift: self.page_shift,
+            npages: self.npages,
+            gen: self.gen,
+        }
+    }
 }
 
 /// What the data path finds by key.
@@ -191,16 +201,18 @@ pub(crate) struct Mapping {
 }
 
 /// The MR `key` names (an lkey, or an rkey of an MR), checked for a use with rights
-/// `access` (`IB_ACCESS_*`; 0 to read locally) by a QP of PD `pd`: the MR and the part of
-/// it the key grants.
+/// `access` (`IB_ACCESS_*`; 0 to read locally) by a QP of PD `pd`: the MR, the part of it
+/// the key grants, and the MR as it was when checked. The rights are checked and the MR
+/// recorded under one hold of its lock: a rereg or a new registration in between would
+/// otherwise let an access checked against the old rights through to the new one.
 pub(crate) fn grant(
     dev: &RrxeDev,
     key: u32,
     pd: PdId,
     access: u32,
-) -> Result<(Arc<MrShared>, Window), MemError> {
+) -> Result<(Arc<MrShared>, Window, Mapping), MemError> {
     let mr = lookup(dev, key)?;
-    let win = {
+    let (win, map) = {
         let st = mr.st.lock();
         if st.key != key {
             return Err(MemError::Key);
@@ -214,13 +226,14 @@ pub(crate) fn grant(
         if st.access & access != access {
             return Err(MemError::Access);
         }
-        Window {
+        let win = Window {
             lo: st.iova,
             len: st.length,
             delta: 0,
-        }
+        };
+        (win, st.mapping())
     };
-    Ok((mr, win))
+    Ok((mr, win, map))
 }
 
 /// The MR with the index of `key` (any 8-bit key part).
@@ -309,12 +322,7 @@ impl MrShared {
         if st.state != State::Valid {
             return Err(MemError::State);
         }
-        Ok(Mapping {
-            base: st.iova,
-            page_shift: st.page_shift,
-            npages: st.npages,
-            gen: st.gen,
-        })
+        Ok(st.mapping())
     }
 
     /// Runs `f` with access to the memory if the MR is still as `map` recorded it, holding

@@ -19,7 +19,7 @@ use crate::{
         sync::SpinLockBh,
         xarray::IdTable,
     },
-    mr::{self, MemError, MrShared, Owner, Window},
+    mr::{self, Mapping, MemError, MrShared, Owner, Window},
     new_spinlock_bh,
     params::{MAX_MW_INDEX, MIN_MW_INDEX},
     wqe::Bind,
@@ -126,16 +126,17 @@ fn lookup(dev: &RrxeDev, rkey: u32) -> Result<Arc<MwShared>, MemError> {
 
 /// The memory the window `rkey` grants for a remote access with rights `access` by a QP
 /// of PD `pd` and number `qpn` (see [`crate::mem::resolve`]): the MR it is bound to, the
-/// binding, and the part of the MR it grants.
+/// binding, the part of the MR it grants, and the MR as it was when the binding was
+/// checked (recorded under the window's lock, as [`Via::checked`] nests the locks).
 pub(crate) fn grant(
     dev: &RrxeDev,
     rkey: u32,
     pd: PdId,
     qpn: u32,
     access: u32,
-) -> Result<(Arc<MrShared>, Via, Window), MemError> {
+) -> Result<(Arc<MrShared>, Via, Window, Mapping), MemError> {
     let mw = lookup(dev, rkey)?;
-    let (mr, win, gen) = {
+    let (mr, win, map, gen) = {
         let st = mw.st.lock();
         if st.rkey != rkey {
             return Err(MemError::Key);
@@ -157,10 +158,11 @@ pub(crate) fn grant(
         (
             bound.mr.clone(),
             MrShared::window(bound.addr, bound.length, zero_based),
+            bound.mr.mapping()?,
             st.gen,
         )
     };
-    Ok((mr, Via { mw, gen }, win))
+    Ok((mr, Via { mw, gen }, win, map))
 }
 
 /// Binds window `bd.mw_rkey` (BIND_MW posted by `who`) to `[addr, addr + length)` of
