@@ -7,6 +7,10 @@
  *   dereg_busy_t2   ibv_dereg_mr fails while a type 2 window is bound to the MR, and
  *                   succeeds once the window is invalidated (IBA 10.6.7.2.6)
  *   dereg_busy_t1   the same with a type 1 window, until it is deallocated
+ *   rereg_busy_t2,  the same for re-registration (REREG_MR changing the access): it would
+ *   rereg_busy_t1   take from the window rights checked when it was bound (the MR's
+ *                   MW_BIND, LOCAL_WRITE, PD); ibv_rereg_mr is a deregistration followed
+ *                   by a registration
  *   zero_based      a zero-based type 2 window bound at an offset inside the MR: offset 0
  *                   of the window is the bound address; a WRITE and a READ through it
  *                   reach exactly the bound bytes, one byte beyond is refused
@@ -287,9 +291,32 @@ static void teardown(struct ibv_mw *mw, struct pair *p, struct bufs *b)
 	bufs_free(b);
 }
 
-static void dereg_busy(int type)
+/*
+ * Deregisters (or if REREG re-registers, changing the access) the target MR of B; returns
+ * 0 or an errno.
+ */
+static int dereg_or_rereg(struct bufs *b, int rereg)
 {
-	const char *name = type == 1 ? "dereg_busy_t1" : "dereg_busy_t2";
+	int err;
+
+	if (rereg)
+		return rereg_mr_cmd(b->dmr, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_MW_BIND);
+	err = ibv_dereg_mr(b->dmr);
+	if (!err)
+		b->dmr = NULL;
+	return err;
+}
+
+/* See dereg_busy_t2 at the top: ARG is the window type, plus 4 for rereg_busy. */
+static void dereg_busy(int arg)
+{
+	static const char *const names[] = { "dereg_busy_t1", "dereg_busy_t2", "rereg_busy_t1",
+					     "rereg_busy_t2" };
+	int type = arg & 3, rereg = !!(arg & 4);
+	const char *name = names[2 * rereg + (type == 2)];
+	const char *verb = rereg ? "REREG_MR" : "ibv_dereg_mr";
 	struct ibv_mw *mw = NULL;
 	struct pair p;
 	struct bufs b;
@@ -322,13 +349,12 @@ static void dereg_busy(int type)
 		tap(0, name, "bind failed: %d", st);
 		goto out;
 	}
-	err = ibv_dereg_mr(b.dmr);
+	err = dereg_or_rereg(&b, rereg);
 	if (!err) {
-		b.dmr = NULL;
-		tap(0, name, "ibv_dereg_mr succeeded with a window bound");
+		tap(0, name, "%s succeeded with a window bound", verb);
 		goto out;
 	}
-	printf("# ibv_dereg_mr with a window bound: %s\n", strerror(err));
+	printf("# %s with a window bound: %s\n", verb, strerror(err));
 	if (type == 1) {
 		st = ibv_dealloc_mw(mw);
 		mw = NULL;
@@ -339,10 +365,8 @@ static void dereg_busy(int type)
 		tap(0, name, "unbinding failed: %d", st);
 		goto out;
 	}
-	err = ibv_dereg_mr(b.dmr);
-	if (!err)
-		b.dmr = NULL;
-	tap(!err, name, err ? "ibv_dereg_mr after unbinding: %s" : "", strerror(err));
+	err = dereg_or_rereg(&b, rereg);
+	tap(!err, name, err ? "%s after unbinding: %s" : "", verb, strerror(err));
 out:
 	teardown(mw, &p, &b);
 }
@@ -638,6 +662,8 @@ static const struct {
 } checks[] = {
 	{ "dereg_busy_t2", dereg_busy, 2 },
 	{ "dereg_busy_t1", dereg_busy, 1 },
+	{ "rereg_busy_t2", dereg_busy, 4 | 2 },
+	{ "rereg_busy_t1", dereg_busy, 4 | 1 },
 	{ "zero_based", zero_based, 0 },
 	{ "zero_based_out", zero_based_out, 0 },
 	{ "mw_inv_mid", inv_mid, 0 },

@@ -23,7 +23,10 @@
 /* Send queue depth; every SIGNAL_EVERYth WRITE is signaled, to reclaim the queue. */
 #define SQ_DEPTH 128
 #define SIGNAL_EVERY 16
-/* How long the counter must stay unchanged after a revoking rereg. */
+/*
+ * How long the counter must stay unchanged after a revoking rereg: a WRITE held up between
+ * its key check and its copy lands when its CPU runs again.
+ */
 #define QUIET_US 3000
 
 static struct ibv_context *ctx;
@@ -109,31 +112,10 @@ static void *writer(void *unused)
 	return NULL;
 }
 
-/*
- * Changes the access of the target MR: the uverbs command REREG_MR with
- * IB_MR_REREG_ACCESS, written on the command fd, since Debian's librxe (rdma-core 44) has
- * no rereg_mr and ibv_rereg_mr() fails there with EOPNOTSUPP. Returns 0 or an errno.
- */
+/* Changes the access of the target MR. Returns 0 or an errno. */
 static int rereg(int access)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_rereg_mr cmd;
-	} c = {};
-	struct ib_uverbs_rereg_mr_resp resp;
-	ssize_t n;
-
-	c.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.mr_handle = dmr->handle;
-	c.cmd.flags = IBV_REREG_MR_CHANGE_ACCESS;
-	c.cmd.access_flags = access;
-	n = write(ctx->cmd_fd, &c, sizeof(c));
-	if (n == (ssize_t)sizeof(c))
-		return 0;
-	return n < 0 ? errno : EIO;
+	return rereg_mr_cmd(dmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, access);
 }
 
 static void sleep_us(long us)

@@ -3,7 +3,7 @@
  * Helpers shared by the guest test programs (the C files next to this one): TAP output,
  * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
  * reading a hw_counter, connecting an RC QP, listing the uverbs mappings of this process
- * and ringing a QP's doorbell, a small PRNG.
+ * and ringing a QP's doorbell, re-registering an MR, a small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -350,6 +350,35 @@ static inline int doorbell(struct ibv_qp *qp)
 	c.cmd.qp_handle = qp->handle;
 	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
 	n = write(qp->context->cmd_fd, &c, sizeof(c));
+	if (n == (ssize_t)sizeof(c))
+		return 0;
+	return n < 0 ? errno : EIO;
+}
+
+/*
+ * Re-registers MR with FLAGS (IBV_REREG_MR_CHANGE_ACCESS and/or _PD; not a new
+ * translation) and ACCESS, PD: the uverbs command REREG_MR written on the command fd, since
+ * Debian's librxe (rdma-core 44) has no rereg_mr and ibv_rereg_mr() fails there with
+ * EOPNOTSUPP. Returns 0 or an errno.
+ */
+static inline int rereg_mr_cmd(struct ibv_mr *mr, int flags, struct ibv_pd *pd, int access)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr cmd;
+	} c = {};
+	struct ib_uverbs_rereg_mr_resp resp;
+	ssize_t n;
+
+	c.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(resp) / 4;
+	c.cmd.response = (uintptr_t)&resp;
+	c.cmd.mr_handle = mr->handle;
+	c.cmd.flags = flags;
+	c.cmd.pd_handle = pd ? pd->handle : 0;
+	c.cmd.access_flags = access;
+	n = write(mr->context->cmd_fd, &c, sizeof(c));
 	if (n == (ssize_t)sizeof(c))
 		return 0;
 	return n < 0 ? errno : EIO;
