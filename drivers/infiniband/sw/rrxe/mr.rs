@@ -21,13 +21,15 @@
 //! a spinlock.
 //!
 //! Re-validation: a reference lives for a whole message (an RDMA WRITE or READ reply of
-//! many packets), but the MR may be invalidated, deregistered or remapped meanwhile (and a
-//! window unbound). Every such change bumps a generation number under the MR's (the
-//! window's) lock; every copy or atomic checks, under those locks and holding them for the
-//! copy, that the generation is the one recorded. So no access touches memory after its
-//! invalidation, deregistration or remapping has returned (a fast-registration MR's pages
-//! belong to the kernel consumer again then), and a message that straddles one fails as
-//! rxe's per-packet rkey checks make it fail.
+//! many packets), but the MR may be invalidated, deregistered, remapped or re-registered
+//! with other rights meanwhile (and a window unbound). Every such change bumps a
+//! generation number under the MR's (the window's) lock; the rights are checked and the
+//! generation recorded under one hold of that lock ([`grant`]), and every copy or atomic
+//! checks, under those locks and holding them for the copy, that the generation is the one
+//! recorded. So no access touches memory after its invalidation, deregistration, remapping
+//! or the re-registration that took its right away has returned (a fast-registration MR's
+//! pages belong to the kernel consumer again then), and a message that straddles one fails
+//! as rxe's per-packet rkey checks make it fail.
 
 use crate::{
     device::RrxeDev,
@@ -188,7 +190,8 @@ pub(crate) struct Window {
     pub(crate) delta: u64,
 }
 
-/// An MR as a reference to its memory recorded it (see [`MrShared::mapping`]).
+/// An MR as a reference to its memory recorded it (by [`grant`], or for a window by
+/// [`MrShared::mapping`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Mapping {
     /// The MR's iova.
@@ -315,8 +318,9 @@ impl MrShared {
 }
 
 impl MrShared {
-    /// The MR as it is now, for accesses that must fail once it changes; fails if it is
-    /// not valid.
+    /// The MR as it is now, for accesses through a window bound to it that must fail once it
+    /// changes; fails if it is not valid. Checks no rights: the window's grant calls it
+    /// under the window's lock, having checked the binding's (see [`crate::mw::grant`]).
     pub(crate) fn mapping(&self) -> Result<Mapping, MemError> {
         let st = self.st.lock();
         if st.state != State::Valid {
@@ -714,7 +718,10 @@ impl Mr {
     }
 
     /// Changes the PD or the access of a user MR (`rereg_user_mr`; rxe supports only these
-    /// two, not a new translation).
+    /// two, not a new translation). Refused with `EBUSY` while memory windows are bound to
+    /// it, as deregistration is (a rereg is a deregistration followed by a registration): it
+    /// would take from them what [`bind_target`] checked (the PD, `MW_BIND`,
+    /// `LOCAL_WRITE`), which their accesses do not check again. rxe allows it.
     pub(crate) fn rereg(&self, flags: u32, access: u32, pd: Option<PdId>) -> Result {
         let rereg_pd = MrReregFlags::PD.bits();
         let rereg_access = MrReregFlags::ACCESS.bits();
@@ -735,6 +742,9 @@ impl Mr {
             None
         };
         let mut st = shared.st.lock();
+        if st.mws != 0 {
+            return Err(EBUSY);
+        }
         if let Some(pd) = pd {
             st.pd = pd;
         }
