@@ -40,6 +40,7 @@
 #   kmemleak_new                 what kmemleak reports since the last `echo clear`: two scans
 #                                6 s apart (an object must stay unreferenced across both);
 #                                a line saying so if scanning failed
+#   slab_shrink [CACHE...]       shrinks slab caches, so that their counts are of objects in use
 #   slab_snapshot FILE           slab caches and their object counts, from /proc/slabinfo
 #   slab_report BEFORE AFTER     total objects in both, and the caches that grew most
 #   pyroot_setup / pyroot_run CMD... / pyroot_teardown
@@ -302,8 +303,23 @@ kmemleak_new() {
 	cat /sys/kernel/debug/kmemleak
 }
 
-# slab_snapshot FILE: "cache objects" lines.
+# slab_shrink [CACHE...]: shrinks the caches (all of them if none is named), so that
+# /proc/slabinfo counts the objects in use: SLUB counts the free objects of slabs cached
+# per CPU as active, and on the debug kernel KASAN's quarantine holds freed objects (many
+# thousands of skbs after a busy test) until their cache is shrunk.
+slab_shrink() {
+	local c
+	if [ $# -eq 0 ]; then
+		for c in /sys/kernel/slab/*/shrink; do echo 1 >"$c"; done 2>/dev/null
+	else
+		for c; do echo 1 >"/sys/kernel/slab/$c/shrink"; done 2>/dev/null
+	fi
+	return 0
+}
+
+# slab_snapshot FILE: "cache objects" lines, after slab_shrink.
 slab_snapshot() {
+	slab_shrink
 	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo >"$1"
 }
 

@@ -25,7 +25,10 @@ limit=2048
 netns_pair ns1 || die "rrxe9 and rrxe8 on a veth pair into ns1"
 tap_ok "rrxe9 (in ns1) and rrxe8 on a veth pair"
 
-skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }
+skbs() {
+	slab_shrink skbuff_head_cache
+	awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo
+}
 stat9() { ip netns exec ns1 rdma statistic show link rrxe9/1 | grep -o "$1 [0-9]*" | cut -d' ' -f2; }
 
 args=(-x 1 -F -s "$size" -n "$iters" -t 1)
