@@ -25,10 +25,10 @@ TR_SX=(ip netns exec ns1)
 args=(-x 1 -F -s 1048576 -n 5)
 for i in $(seq 1 "$runs"); do
 	port=$((19000 + i))
-	ip netns exec ns1 timeout 120 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
+	run_to 120 ip netns exec ns1 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
 	sp=$!
 	tr_wait_listen $port $sp
-	timeout 120 ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/read-c.$i 2>&1
+	run_to 120 ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/read-c.$i 2>&1
 	crc=$?
 	wait $sp
 	src=$?

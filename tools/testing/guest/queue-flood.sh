@@ -33,12 +33,12 @@ stat9() { ip netns exec ns1 rdma statistic show link rrxe9/1 | grep -o "$1 [0-9]
 
 args=(-x 1 -F -s "$size" -n "$iters" -t 1)
 port=19100
-ip netns exec ns1 timeout 300 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/qf-s 2>&1 &
+run_to 300 ip netns exec ns1 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/qf-s 2>&1 &
 sp=$!
 tr_wait_listen $port $sp
 slab_snapshot /tmp/slab.0
 base=$(skbs)
-timeout 300 ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/qf-c 2>&1 &
+run_to 300 ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/qf-c 2>&1 &
 cp=$!
 # The flood starts once the responder sends read responses.
 for _ in $(seq 120); do
