@@ -71,6 +71,11 @@
  *                              invalidates the MR (LOCAL_INV) or deregisters it, and
  *                              posts the receive: the retried Last must be refused
  *                              (IB_WC_REM_ACCESS_ERR) and the last MTU stay unchanged
+ *   remap_valid                (after the REG_MR and WRITE rounds) ib_map_mr_sg maps the
+ *                              still valid MR again, as iSER does before it posts LOCAL_INV
+ *                              and REG_MR: a WRITE with the registered rkey must now fail
+ *                              (IB_WC_REM_ACCESS_ERR) and change nothing, rather than
+ *                              reach the pages being mapped for the next registration
  *   ud, ud_imm, ud_wq          UD SENDs of 1 B..MTU through rdma_create_ah
  *   srq_drain                  the send sweep into receives posted to an SRQ both RC QPs
  *                              share; then, with receives left on the SRQ, ib_drain_qp
@@ -798,7 +803,7 @@ static const char *const result_name[] = { "ok", "partial", "unsupported", "erro
 
 enum tkind {
 	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
-	TK_LOCAL_INV, TK_MID, TK_UD, TK_SRQ_DRAIN
+	TK_LOCAL_INV, TK_MID, TK_REMAP, TK_UD, TK_SRQ_DRAIN
 };
 enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16, TF_CHAIN = 32 };
 
@@ -828,6 +833,7 @@ static const struct tvariant {
 	{ "local_inv_chain", TK_LOCAL_INV, TF_FRMR | TF_CHAIN, IB_POLL_DIRECT },
 	{ "inv_mid", TK_MID, TF_FRMR, IB_POLL_DIRECT },
 	{ "dereg_mid", TK_MID, TF_FRMR | TF_DEREG, IB_POLL_DIRECT },
+	{ "remap_valid", TK_REMAP, TF_FRMR, IB_POLL_DIRECT },
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
 	{ "ud_imm", TK_UD, TF_IMM, IB_POLL_DIRECT },
 	{ "ud_wq", TK_UD, TF_IMM, IB_POLL_WORKQUEUE },
@@ -2007,6 +2013,7 @@ static int tround(struct tctx *c, int round)
 			err = c->tv->kind == TK_SEND_INV ? tsend_inv(c) : tlocal_inv(c);
 		break;
 	case TK_MID:
+	case TK_REMAP:
 		if (!round)
 			err = treg(c);
 		if (!err)
@@ -2084,6 +2091,11 @@ static int tfinish(struct tctx *c)
 		return err;
 	case TK_MID:
 		return twrite_mid(c, c->tv->flags & TF_DEREG);
+	case TK_REMAP:
+		err = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
+		if (err != 1)
+			return terr(c, err < 0 ? err : -EIO, "ib_map_mr_sg again: %d", err);
+		return twrite_one(c, 512, 0, false, old, false);
 	default:
 		return 0;
 	}
