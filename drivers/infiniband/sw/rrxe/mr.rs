@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory regions: user memory pinned for the device, the DMA MR of kernel consumers, and
-//! fast-registration MRs of kernel consumers (mapped by `map_mr_sg`, made valid by a
-//! REG_MR work request, freed by LOCAL_INV or SEND with invalidate). Keys are the MR's
+//! fast-registration MRs of kernel consumers (mapped by `map_mr_sg`, which frees a valid
+//! one, made valid by a REG_MR work request, freed by LOCAL_INV or SEND with invalidate). Keys are the MR's
 //! index shifted left by 8 with an 8-bit key, as rxe makes them; lkey and rkey are equal.
 //!
 //! The data path reaches an MR's memory through [`crate::mem`], which resolves keys (of
@@ -687,6 +687,12 @@ impl Mr {
         }
         {
             let mut st = shared.st.lock();
+            // A consumer may map an MR again while it is still valid (iSER does, and
+            // invalidates it in the chain with the REG_MR): its key must not reach the
+            // pages being set for the next registration.
+            if st.state == State::Valid {
+                st.state = State::Free;
+            }
             st.page_shift = size.trailing_zeros();
             st.npages = 0;
             st.bump();
@@ -696,8 +702,6 @@ impl Mr {
         let mut st = shared.st.lock();
         st.iova = mapped.iova;
         st.length = mapped.length;
-        // An access resolved while the pages were being set (the MR may still be valid
-        // when a consumer maps it again without invalidating it) saw a partial mapping.
         st.bump();
         Ok(mapped.count)
     }
