@@ -76,6 +76,10 @@
  *                              and REG_MR: a WRITE with the registered rkey must now fail
  *                              (IB_WC_REM_ACCESS_ERR) and change nothing, rather than
  *                              reach the pages being mapped for the next registration
+ *   remap_iser                 the same, then iSER's chain (iser_fast_reg_mr): one post of
+ *                              LOCAL_INV with the old key and REG_MR with a new one, both
+ *                              completing; a WRITE with the new key lands, with the old
+ *                              one fails
  *   ud, ud_imm, ud_wq          UD SENDs of 1 B..MTU through rdma_create_ah
  *   srq_drain                  the send sweep into receives posted to an SRQ both RC QPs
  *                              share; then, with receives left on the SRQ, ib_drain_qp
@@ -805,7 +809,10 @@ enum tkind {
 	TK_SEND, TK_BURST, TK_WRITE, TK_READ, TK_ATOMIC, TK_ATOMIC_DENIED, TK_SEND_INV,
 	TK_LOCAL_INV, TK_MID, TK_REMAP, TK_UD, TK_SRQ_DRAIN
 };
-enum { TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16, TF_CHAIN = 32 };
+enum {
+	TF_IMM = 1, TF_SGE = 2, TF_FRMR = 4, TF_GLOBAL = 8, TF_DEREG = 16, TF_CHAIN = 32,
+	TF_ISER = 64
+};
 
 static const struct tvariant {
 	const char *name;
@@ -834,6 +841,7 @@ static const struct tvariant {
 	{ "inv_mid", TK_MID, TF_FRMR, IB_POLL_DIRECT },
 	{ "dereg_mid", TK_MID, TF_FRMR | TF_DEREG, IB_POLL_DIRECT },
 	{ "remap_valid", TK_REMAP, TF_FRMR, IB_POLL_DIRECT },
+	{ "remap_iser", TK_REMAP, TF_FRMR | TF_ISER, IB_POLL_DIRECT },
 	{ "ud", TK_UD, 0, IB_POLL_DIRECT },
 	{ "ud_imm", TK_UD, TF_IMM, IB_POLL_DIRECT },
 	{ "ud_wq", TK_UD, TF_IMM, IB_POLL_WORKQUEUE },
@@ -1849,6 +1857,43 @@ static noinline_for_stack int tlocal_inv_chain(struct tctx *c)
 }
 
 /*
+ * After ib_map_mr_sg mapped the still valid MR again with a new key: one post of a
+ * LOCAL_INV with its old key OLD and a REG_MR, as iSER's iser_fast_reg_mr chains them
+ * (see remap_iser at the top). Both must complete.
+ */
+static noinline_for_stack int tremap_chain(struct tctx *c, u32 old)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	struct ib_reg_wr reg = {};
+	const struct ib_send_wr *bad;
+	struct twr *ws[2];
+	int err;
+
+	ws[0] = twr_get(c);
+	ws[1] = twr_get(c);
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.wr_cqe = &ws[0]->cqe;
+	inv.ex.invalidate_rkey = old;
+	inv.next = &reg.wr;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.wr.wr_cqe = &ws[1]->cqe;
+	reg.mr = c->mr;
+	reg.key = c->mr->rkey;
+	reg.access = T_ACCESS;
+	err = ib_post_send(c->s[1].qp, &inv, &bad);
+	if (err)
+		return terr(c, err, "ib_post_send of LOCAL_INV + REG_MR: %d", err);
+	err = twait(c, ws, 2, "LOCAL_INV + REG_MR");
+	if (!err)
+		err = tcheck(c, ws[0], "chained LOCAL_INV", IB_WC_LOCAL_INV, c->s[1].qp, -1, 0, 0,
+			     0);
+	if (!err)
+		err = tcheck(c, ws[1], "chained REG_MR", IB_WC_REG_MR, c->s[1].qp, -1, 0, 0, 0);
+	return err;
+}
+
+/*
  * Invalidation in the middle of a message: see inv_mid and dereg_mid at the top. The
  * Last packet can only be accepted once side 1 posts a receive, which it does after the
  * invalidation completed, so the order is certain however the packets are timed.
@@ -2092,10 +2137,19 @@ static int tfinish(struct tctx *c)
 	case TK_MID:
 		return twrite_mid(c, c->tv->flags & TF_DEREG);
 	case TK_REMAP:
+		if (c->tv->flags & TF_ISER)
+			ib_update_fast_reg_key(c->mr, ++c->key);
 		err = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
 		if (err != 1)
 			return terr(c, err < 0 ? err : -EIO, "ib_map_mr_sg again: %d", err);
-		return twrite_one(c, 512, 0, false, old, false);
+		if (!(c->tv->flags & TF_ISER))
+			return twrite_one(c, 512, 0, false, old, false);
+		err = tremap_chain(c, old);
+		if (!err)
+			err = twrite_one(c, 4096, 1, false, 0, true);
+		if (!err)
+			err = twrite_one(c, 512, 0, false, old, false);
+		return err;
 	default:
 		return 0;
 	}
