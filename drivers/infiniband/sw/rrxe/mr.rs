@@ -2,8 +2,9 @@
 
 //! Memory regions: user memory pinned for the device, the DMA MR of kernel consumers, and
 //! fast-registration MRs of kernel consumers (mapped by `map_mr_sg`, which frees a valid
-//! one, made valid by a REG_MR work request, freed by LOCAL_INV or SEND with invalidate). Keys are the MR's
-//! index shifted left by 8 with an 8-bit key, as rxe makes them; lkey and rkey are equal.
+//! one, made valid by a REG_MR work request, freed by LOCAL_INV or SEND with invalidate).
+//! Keys are the MR's index shifted left by 8 with an 8-bit key, as rxe makes them; lkey
+//! and rkey are equal.
 //!
 //! The data path reaches an MR's memory through [`crate::mem`], which resolves keys (of
 //! MRs here, of windows in [`crate::mw`]) to checked references; what it may do with an
@@ -115,7 +116,8 @@ impl From<AccessError> for MemError {
 enum State {
     /// Usable.
     Valid,
-    /// A fast-registration MR not registered (yet, or since invalidation).
+    /// A fast-registration MR not registered (yet, or since invalidation or a new
+    /// mapping).
     Free,
     /// Deregistered.
     Invalid,
@@ -149,7 +151,8 @@ struct MrState {
     /// Fast registration: log2 of the page size, and the pages set.
     page_shift: u32,
     npages: usize,
-    /// Memory windows bound to the MR (it cannot be invalidated meanwhile).
+    /// Memory windows bound to the MR (it cannot be invalidated, mapped again, re-registered
+    /// or deregistered meanwhile).
     mws: u32,
     /// Bumped by every change that ends the accesses begun before it (see the module
     /// documentation).
@@ -675,7 +678,8 @@ impl Mr {
         )
     }
 
-    /// Maps a fast-registration MR to the scatterlist of `map` (`map_mr_sg`).
+    /// Maps a fast-registration MR to the scatterlist of `map` (`map_mr_sg`); a valid one
+    /// becomes free until the next REG_MR. Refused with `EBUSY` while windows are bound.
     pub(crate) fn map_sg(&self, map: SgMap<'_>) -> Result<i32> {
         let shared = self.shared()?;
         if !matches!(shared.mem, Memory::Fast { .. }) {
@@ -687,6 +691,9 @@ impl Mr {
         }
         {
             let mut st = shared.st.lock();
+            if st.mws != 0 {
+                return Err(EBUSY);
+            }
             // A consumer may map an MR again while it is still valid (iSER does, and
             // invalidates it in the chain with the REG_MR): its key must not reach the
             // pages being set for the next registration.
@@ -702,6 +709,7 @@ impl Mr {
         let mut st = shared.st.lock();
         st.iova = mapped.iova;
         st.length = mapped.length;
+        // The iova and the length changed.
         st.bump();
         Ok(mapped.count)
     }
