@@ -3,7 +3,7 @@
  * Helpers shared by the guest test programs (the C files next to this one): TAP output,
  * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
  * reading a hw_counter, connecting an RC QP, listing the uverbs mappings of this process
- * and ringing a QP's doorbell, re-registering an MR, a small PRNG.
+ * and writing raw uverbs commands (a QP's doorbell, re-registering an MR), a small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -331,6 +331,19 @@ static inline int uverbs_maps_new(const struct uverbs_map *before, int nb,
 }
 
 /*
+ * Writes the uverbs command CMD (LEN bytes, header included) on CONTEXT's command fd: the
+ * legacy write ABI librxe also uses. Returns 0 or an errno.
+ */
+static inline int uverbs_write(struct ibv_context *context, const void *cmd, size_t len)
+{
+	ssize_t n = write(context->cmd_fd, cmd, len);
+
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? errno : EIO;
+}
+
+/*
  * Rings QP's doorbell: the uverbs command POST_SEND with no work requests, as librxe's
  * post_send_db. Returns 0 or an errno.
  */
@@ -341,7 +354,6 @@ static inline int doorbell(struct ibv_qp *qp)
 		struct ib_uverbs_post_send cmd;
 	} c = {};
 	struct ib_uverbs_post_send_resp resp;
-	ssize_t n;
 
 	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	c.hdr.in_words = sizeof(c) / 4;
@@ -349,10 +361,7 @@ static inline int doorbell(struct ibv_qp *qp)
 	c.cmd.response = (uintptr_t)&resp;
 	c.cmd.qp_handle = qp->handle;
 	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	n = write(qp->context->cmd_fd, &c, sizeof(c));
-	if (n == (ssize_t)sizeof(c))
-		return 0;
-	return n < 0 ? errno : EIO;
+	return uverbs_write(qp->context, &c, sizeof(c));
 }
 
 /*
@@ -368,7 +377,6 @@ static inline int rereg_mr_cmd(struct ibv_mr *mr, int flags, struct ibv_pd *pd, 
 		struct ib_uverbs_rereg_mr cmd;
 	} c = {};
 	struct ib_uverbs_rereg_mr_resp resp;
-	ssize_t n;
 
 	c.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
 	c.hdr.in_words = sizeof(c) / 4;
@@ -378,10 +386,7 @@ static inline int rereg_mr_cmd(struct ibv_mr *mr, int flags, struct ibv_pd *pd, 
 	c.cmd.flags = flags;
 	c.cmd.pd_handle = pd ? pd->handle : 0;
 	c.cmd.access_flags = access;
-	n = write(mr->context->cmd_fd, &c, sizeof(c));
-	if (n == (ssize_t)sizeof(c))
-		return 0;
-	return n < 0 ? errno : EIO;
+	return uverbs_write(mr->context, &c, sizeof(c));
 }
 
 /* xorshift64*: reproducible from a seed. */

@@ -210,16 +210,7 @@ static void advance_user_producer(struct rxe_queue_buf *q, uint32_t mask)
 		__atomic_store_n(&q->producer_index, rng_nasty32(), __ATOMIC_RELEASE);
 }
 
-/* Raw uverbs commands on the command fd (the legacy write ABI librxe also uses). */
-
-static int raw_write(void *cmd, size_t len)
-{
-	ssize_t n = write(ctx->cmd_fd, cmd, len);
-
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 ? errno : EIO;
-}
+/* Raw uverbs commands on the command fd (rrxe-test.h's uverbs_write). */
 
 static int raw_destroy_cq(uint32_t handle)
 {
@@ -234,7 +225,7 @@ static int raw_destroy_cq(uint32_t handle)
 	c.hdr.out_words = sizeof(resp) / 4;
 	c.cmd.response = (uintptr_t)&resp;
 	c.cmd.cq_handle = handle;
-	return raw_write(&c, sizeof(c));
+	return uverbs_write(ctx, &c, sizeof(c));
 }
 
 /* QP state changes */
@@ -1748,13 +1739,13 @@ static void test_raw(void)
 	cc.cmd.cqe = 16;
 	cc.cmd.comp_channel = -1;
 	memset(&cresp, 0, sizeof(cresp));
-	err = raw_write(&cc, sizeof(cc));
+	err = uverbs_write(ctx, &cc, sizeof(cc));
 	ok(err != 0, "CREATE_CQ with no room for the driver's response refused (%s)", err_str(err));
 	if (!err)
 		raw_destroy_cq(cresp.base.cq_handle);
 	/* Half the driver's response. */
 	cc.hdr.out_words = (sizeof(cresp.base) + sizeof(struct rxe_create_cq_resp) / 2) / 4;
-	err = raw_write(&cc, sizeof(cc));
+	err = uverbs_write(ctx, &cc, sizeof(cc));
 	ok(err != 0, "CREATE_CQ with half the room for the driver's response refused (%s)",
 	   err_str(err));
 	if (!err)
@@ -1762,7 +1753,7 @@ static void test_raw(void)
 	/* Enough room, and a response pointer that is not writable. */
 	cc.hdr.out_words = sizeof(cresp) / 4;
 	cc.cmd.response = (uintptr_t)"read-only string, long enough for a response........";
-	err = raw_write(&cc, sizeof(cc));
+	err = uverbs_write(ctx, &cc, sizeof(cc));
 	ok(err != 0, "CREATE_CQ with a read-only response buffer refused (%s)", err_str(err));
 
 	/*
@@ -1792,7 +1783,7 @@ static void test_raw(void)
 	rc.cmd.response = (uintptr_t)&rresp;
 	rc.cmd.cq_handle = cq->handle;
 	rc.cmd.cqe = 200;
-	err = raw_write(&rc, sizeof(rc));
+	err = uverbs_write(ctx, &rc, sizeof(rc));
 	ok(err != 0, "RESIZE_CQ with no room for the driver's response refused (%s)", err_str(err));
 	if (n == 1) {
 		err = try_mmap(len, nm[0].offset, PROT_READ | PROT_WRITE, MAP_SHARED, &p);
@@ -1852,13 +1843,13 @@ static void test_raw(void)
 				ms.cmd.max_wr = 32 + i;
 				ms.drv.mmap_info_addr = i < ARRAY_SIZE(addrs) ? addrs[i] :
 					(uintptr_t)"read-only string for an mminfo";
-				err = raw_write(&ms, sizeof(ms));
+				err = uverbs_write(ctx, &ms, sizeof(ms));
 				ok(err != 0, "MODIFY_SRQ max_wr with mmap_info_addr 0x%llx refused (%s)",
 				   (unsigned long long)ms.drv.mmap_info_addr, err_str(err));
 			}
 			/* Without room for the driver's command. */
 			ms.hdr.in_words = (sizeof(ms) - sizeof(ms.drv)) / 4;
-			err = raw_write(&ms, sizeof(ms) - sizeof(ms.drv));
+			err = uverbs_write(ctx, &ms, sizeof(ms) - sizeof(ms.drv));
 			ok(err != 0, "MODIFY_SRQ max_wr without the driver's command refused (%s)",
 			   err_str(err));
 			sa.attr.max_wr = 64;
