@@ -136,6 +136,11 @@ void rrxe_helper_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+void rrxe_helper_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);

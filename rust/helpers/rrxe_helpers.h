@@ -45,6 +45,7 @@ void *rrxe_helper_net_generic(const struct net *net, unsigned int id);
 int rrxe_helper_udp_sock_create(struct net *net, bool ipv6, __be16 port,
 				struct socket **sockp);
 void rrxe_helper_kfree_skb(struct sk_buff *skb);
+void rrxe_helper_consume_skb(struct sk_buff *skb);
 
 /* Memory. */
 void *rrxe_helper_vmalloc_user(unsigned long size);

@@ -17,7 +17,8 @@ pub(crate) const IPV4_HDR_LEN: usize = 20;
 /// Length of an IPv6 header without extension headers.
 pub(crate) const IPV6_HDR_LEN: usize = 40;
 
-/// An owned socket buffer; freed when dropped.
+/// An owned socket buffer; freed as a dropped packet when dropped, as a delivered one by
+/// [`SkBuff::consume`].
 ///
 /// # Invariants
 ///
@@ -146,18 +147,43 @@ impl SkBuff {
         let payload = rest.get(UDP_HDR_LEN..udp_len)?;
         Some(RxView { ip, udp, payload })
     }
-}
 
-impl Drop for SkBuff {
-    fn drop(&mut self) {
+    /// Frees the skb as delivered (`consume_skb`): its packet reached its end. Dropping an
+    /// `SkBuff` frees it as a dropped packet (`kfree_skb`), which the kernel's drop
+    /// tracepoint (`skb:kfree_skb`, what dropwatch and drop_monitor report) sees.
+    pub fn consume(self) {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is not dropped, nor used after.
+        unsafe { this.free(true) };
+    }
+
+    /// Gives up the skb and its device reference, as consumed or as dropped.
+    ///
+    /// # Safety
+    ///
+    /// The wrapper must not be used nor dropped afterwards (one call, from
+    /// [`Self::consume`] or `drop`).
+    unsafe fn free(&mut self, consumed: bool) {
         // SAFETY: The skb is valid.
         let dev = unsafe { bindings::skb_dev(self.as_raw()) };
-        // SAFETY: We own the reference.
-        unsafe { bindings::kfree_skb(self.as_raw()) };
+        if consumed {
+            // SAFETY: We own the reference.
+            unsafe { bindings::consume_skb(self.as_raw()) };
+        } else {
+            // SAFETY: We own the reference.
+            unsafe { bindings::kfree_skb(self.as_raw()) };
+        }
         if !dev.is_null() {
             // SAFETY: The type invariant's reference on the device, given up here.
             unsafe { bindings::dev_put(dev) };
         }
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: The wrapper is being dropped: nothing uses it after.
+        unsafe { self.free(false) };
     }
 }
 

@@ -422,7 +422,7 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
     progressed
 }
 
-/// Processes one response packet.
+/// Processes one response packet: consumed if it answers a PSN outstanding, else dropped.
 pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     if p.qp.qp_type != QpType::Rc || !p.inner.can_send() {
         p.count(Counter::RcvdBadTypeState);
@@ -453,6 +453,7 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         return;
     }
     let mut progressed = take_response(p, &rsp, &pkt);
+    skb.consume();
     while complete_early(p) {
         progressed = true;
     }

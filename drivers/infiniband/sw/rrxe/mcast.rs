@@ -106,6 +106,11 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
     // No QP here took it: the group has no member here (or it is not a group address).
     if !taken {
         dev.count(Counter::RcvdBadPkt);
+        return;
+    }
+    // The original is left when the last member was gone: its copies were delivered.
+    if let Some(skb) = skb {
+        skb.consume();
     }
 }
 

@@ -61,7 +61,9 @@ fn requests(p: &mut Pass<'_>) -> bool {
             return false;
         };
         if p.inner.can_receive() {
-            request(p, &skb);
+            if request(p, &skb) {
+                skb.consume();
+            }
         } else {
             p.count(Counter::RcvdBadTypeState);
         }
@@ -433,23 +435,26 @@ fn check(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
     )
 }
 
-/// Processes one request packet.
-fn request(p: &mut Pass<'_>, skb: &SkBuff) {
-    let Some(view) = skb.rx_view() else { return };
+/// Processes one request packet. Returns whether it was executed; one refused, out of
+/// sequence or a duplicate is dropped.
+fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
+    let Some(view) = skb.rx_view() else {
+        return false;
+    };
     let Ok(pkt) = Packet::parse(view.payload) else {
-        return;
+        return false;
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) || !in_sequence(p, &pkt) {
-        return;
+        return false;
     }
     let op = pkt.opcode();
     let psn = pkt.psn();
     if let Err(e) = check(p, &pkt).and_then(|()| execute(p, &pkt, view.ip)) {
         reject(p, e, psn);
-        return;
+        return false;
     }
     if p.in_error() {
-        return;
+        return true;
     }
     if reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req) == Reply::Ack {
         // Sent when the stage ends or another response goes first: coalesced.
@@ -462,6 +467,7 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) {
         p.inner.eng.resp.psn = psn.next();
         p.inner.eng.resp.prev = Some(op);
     }
+    true
 }
 
 /// Executes a request that passed the checks.
