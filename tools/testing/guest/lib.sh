@@ -144,14 +144,23 @@ netns_pair() {
 	fi
 }
 
+# scaled SECS: SECS, multiplied by 8 on the debug kernel (see run_to).
+scaled() {
+	if [ "${RRXE_KERNEL:-test}" = debug ]; then
+		echo $(($1 * 8))
+	else
+		echo "$1"
+	fi
+}
+
 # run_to SECS CMD...: SECS multiplied by 8 on the debug kernel, which runs work about 6.4
 # times slower (vm-run --debug). CMD is run by the path bash finds: the guest's timeout
 # is busybox's, which runs its own applet for a bare name it has (ip: no netns).
 run_to() {
-	local secs=$1 start st cmd
+	local secs start st cmd
+	secs=$(scaled "$1")
 	shift
 	cmd=$(type -P "$1") && set -- "$cmd" "${@:2}"
-	[ "${RRXE_KERNEL:-test}" != debug ] || secs=$((secs * 8))
 	start=$(date +%s)
 	timeout -k 5 "$secs" "$@"
 	st=$?

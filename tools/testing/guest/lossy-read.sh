@@ -21,14 +21,29 @@ ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% || die "netem on vet
 tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
 tap_ok "netem loss 5% on both ends of the veth pair"
 TR_SX=(ip netns exec ns1)
+RRXE_DEV=rrxe8
 
 args=(-x 1 -F -s 1048576 -n 5)
 for i in $(seq 1 "$runs"); do
 	port=$((19000 + i))
-	run_to 120 ip netns exec ns1 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
+	run_to 150 ip netns exec ns1 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
 	sp=$!
 	tr_wait_listen $port $sp
-	run_to 120 ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/read-c.$i 2>&1
+	ib_read_bw -d rrxe8 -p $port "${args[@]}" 10.9.0.2 >/tmp/read-c.$i 2>&1 &
+	cp=$!
+	# A client still running at the limit: the QPs and both devices' counters then and
+	# 10 s later (moving or stuck), before it is killed.
+	end=$(($(date +%s) + $(scaled 120)))
+	while kill -0 $cp 2>/dev/null && [ "$(date +%s)" -lt $end ]; do
+		sleep 0.2
+	done
+	for _ in 1 2; do
+		kill -0 $cp 2>/dev/null || break
+		tr_snapshot $cp
+		rdma statistic show link rrxe9/1 | sed 's/^/#   | /'
+		sleep 10
+	done
+	tr_wait_pid $cp 1
 	crc=$?
 	wait $sp
 	src=$?
