@@ -23,50 +23,26 @@ b=${prov}9
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
 netns_pair ns1 "$prov" || die "$b and $a on a veth pair into ns1"
 
-# counters DEV: NAME VALUE lines of the device's hw_counters
-counters() {
-	local f d=/sys/class/infiniband/$1/ports/1/hw_counters
-	for f in "$d"/*; do
-		[ -f "$f" ] && [ "${f##*/}" != lifespan ] && echo "${f##*/} $(cat "$f")"
-	done
-}
-counters "$a" >/tmp/ca.0
-counters "$b" >/tmp/cb.0
+hw_snapshot /tmp/c.0 "$a" "$b"
 run_to 120 "$bin" -a "$a" -b "$b" -n ns1 >/tmp/forge.out
 st=$?
 sed "s/^/# /" /tmp/forge.out
-counters "$a" >/tmp/ca.1
-counters "$b" >/tmp/cb.1
+hw_snapshot /tmp/c.1 "$a" "$b"
 [ "$st" = 0 ] && tap_ok "forge: traffic intact" || tap_fail "forge: exit status $st"
 
-# grown DEV NAME...: how much the sum of the counters grew during the run
-grown() {
-	local dev=$1 n0=0 n1=0 c v f0 f1
-	shift
-	if [ "$dev" = "$a" ]; then f0=/tmp/ca.0 f1=/tmp/ca.1; else f0=/tmp/cb.0 f1=/tmp/cb.1; fi
-	for c in "$@"; do
-		v=$(awk -v c="$c" '$1 == c { print $2 }' "$f0")
-		[ -n "$v" ] || { echo -1; return; }
-		n0=$((n0 + v))
-		v=$(awk -v c="$c" '$1 == c { print $2 }' "$f1")
-		n1=$((n1 + v))
-	done
-	echo $((n1 - n0))
-}
 while read -r _ _ class dev n; do
 	case $class in
 	bad_req_psn) names=(duplicate_request out_of_seq_request) ;;
 	*) names=("rcvd_$class") ;;
 	esac
-	g=$(grown "$dev" "${names[@]}")
-	if [ "$g" -ge "$n" ]; then
-		tap_ok "$dev: ${names[*]} grew by $g, $n sent"
-	elif [ "$g" -lt 0 ]; then
+	if ! g=$(hw_grown /tmp/c.0 /tmp/c.1 "$dev" "${names[@]}"); then
 		tap_fail "$dev: no counter ${names[*]} ($n sent)"
+	elif [ "$g" -ge "$n" ]; then
+		tap_ok "$dev: ${names[*]} grew by $g, $n sent"
 	else
 		tap_fail "$dev: ${names[*]} grew by $g, $n sent"
 	fi
 done < <(grep "^# sent " /tmp/forge.out)
 echo "# $a counters after the run:"
-sed 's/^/#   /' /tmp/ca.1
+awk -v d="$a" '$1 == d { print "#   " $2, $3 }' /tmp/c.1
 tap_done

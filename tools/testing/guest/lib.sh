@@ -314,6 +314,41 @@ kmemleak_new() {
 	cat /sys/kernel/debug/kmemleak
 }
 
+# hw_snapshot FILE DEV...: "DEV NAME VALUE" lines in FILE, every port-1 hw_counter of each
+# DEV.
+hw_snapshot() {
+	local file=$1 d f
+	shift
+	for d; do
+		for f in /sys/class/infiniband/"$d"/ports/1/hw_counters/*; do
+			[ -f "$f" ] && [ "${f##*/}" != lifespan ] && echo "$d ${f##*/} $(cat "$f")"
+		done
+	done >"$file"
+}
+
+# hw_grown BEFORE AFTER DEVS NAME...: how much the sum of the counters NAME of the devices
+# DEVS (a word list) grew from the hw_snapshot BEFORE to AFTER; status 1 if a device lacks
+# one of them (counted as 0 then).
+hw_grown() {
+	awk -v devs="$3" -v names="${*:4}" '
+		BEGIN {
+			split(devs, d)
+			split(names, n)
+			for (i in d) for (j in n) want[d[i] " " n[j]] = 1
+		}
+		{ k = $1 " " $2 }
+		!(k in want) { next }
+		FILENAME == ARGV[1] { b[k] = $3; next }
+		{ a[k] = $3 }
+		END {
+			for (k in want) {
+				if (k in b && k in a) s += a[k] - b[k]; else miss = 1
+			}
+			print s + 0
+			exit miss
+		}' "$1" "$2"
+}
+
 # slab_shrink [CACHE...]: shrinks the caches (all of them if none is named), so that
 # /proc/slabinfo counts the objects in use: SLUB counts the free objects of slabs cached
 # per CPU as active, and on the debug kernel KASAN's quarantine holds freed objects (many

@@ -169,21 +169,13 @@ stats() {
 }
 
 pp() {
-	local prog=$1
-	shift
 	TR_SUMMARY=sum_iters
-	tr_run "$prog $*" chk_iters "$prog$(echo "$*" | tr -c 'a-z0-9' _)" $secs \
-		"${TR_SX[@]}" "$prog" -d "$sdev" -g "$gid" -p @PORT@ -c "$@" -- \
-		"$prog" -d "$cdev" -g "$gid" -p @PORT@ -c "$@" "$server"
+	tr_pingpong $secs "$sdev" "$cdev" "$gid" "$server" "$@"
 }
 
 pt() {
-	local prog=$1
-	shift
 	TR_ROWS=1 TR_LAST_SIZE='' TR_SUMMARY=sum_perftest
-	tr_run "$prog $*" chk_perftest "$prog$(echo "$*" | tr -c 'a-zA-Z0-9' _)" $secs \
-		"${TR_SX[@]}" "$prog" -d "$sdev" -x "$gid" -p @PORT@ -F "$@" -- \
-		"$prog" -d "$cdev" -x "$gid" -p @PORT@ -F "$@" "$server"
+	tr_perftest $secs "$sdev" "$cdev" "$gid" "$server" "$@"
 }
 
 netem server acks-spared

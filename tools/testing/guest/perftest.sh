@@ -31,9 +31,7 @@ pt() {
 	local rows=$1 last=$2 secs=$3 prog=$4
 	shift 4
 	TR_ROWS=$rows TR_LAST_SIZE=$last
-	tr_run "$prog $*" chk_perftest "$prog$(echo "$*" | tr -c 'a-zA-Z0-9' _)" "$secs" \
-		"$prog" -d "$dev" -x "$gid" -p @PORT@ -F "$@" -- \
-		"$prog" -d "$dev" -x "$gid" -p @PORT@ -F "$@" "$server"
+	tr_perftest "$secs" "$dev" "$dev" "$gid" "$server" "$prog" "$@"
 }
 
 # Size sweeps, 2 B .. 8 MiB.

@@ -27,9 +27,7 @@ TR_SUMMARY=sum_iters
 pp() {
 	local prog=$1 secs=$2
 	shift 2
-	tr_run "$prog $*" chk_iters "$prog$(echo "$*" | tr -c 'a-z0-9' _)" "$secs" \
-		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" -- \
-		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" "$server"
+	tr_pingpong "$secs" "$dev" "$dev" "$gid" "$server" "$prog" "$@"
 }
 
 for s in 1 4096 65536; do

@@ -33,16 +33,10 @@ drop_counters="duplicate_request out_of_seq_request send_rnr_err rcvd_bad_type_s
 rcvd_bad_addr rcvd_bad_pkey rcvd_bad_qkey rcvd_bad_resp_psn rcvd_bad_pkt rcvd_queue_full
 rcvd_req_dropped"
 
-# counter_sum NAME...: the sum of both devices' counters NAME (0 for a missing one).
-counter_sum() {
-	local d n s=0 v
-	for d in $a $b; do
-		for n; do
-			v=$(cat "/sys/class/infiniband/$d/ports/1/hw_counters/$n" 2>/dev/null) || v=0
-			s=$((s + v))
-		done
-	done
-	echo $s
+# grown NAME...: how much the sum of both devices' counters NAME grew from /tmp/sd.0 to
+# /tmp/sd.1 (hw_snapshot; a counter the provider lacks counts 0).
+grown() {
+	hw_grown /tmp/sd.0 /tmp/sd.1 "$a $b" "$@"
 }
 
 t=/sys/kernel/tracing
@@ -65,14 +59,11 @@ pt() {
 	shift 3
 	TR_SX=()
 	[ "$sdev" = "$a" ] || TR_SX=(ip netns exec ns1)
-	TR_ROWS=1
-	tr_run "$prog $* ($a to $sdev)" chk_perftest "$prog$(echo "$sdev $*" | tr -c 'a-zA-Z0-9' _)" \
-		120 "${TR_SX[@]}" "$prog" -d "$sdev" -x 1 -p @PORT@ -F "$@" -- \
-		"$prog" -d "$a" -x 1 -p @PORT@ -F "$@" "$server"
+	TR_ROWS=1 TR_DESC="$a to $sdev"
+	tr_perftest 120 "$sdev" "$a" 1 "$server" "$prog" "$@"
 }
 
-drops0=$(counter_sum $drop_counters)
-rcvd0=$(counter_sum rcvd_pkts)
+hw_snapshot /tmp/sd.0 $a $b
 echo 1 >$t/tracing_on
 pt $b 10.9.0.2 ib_write_bw -s 64 -n 2000
 pt $b 10.9.0.2 ib_read_bw -s 64 -n 2000
@@ -81,8 +72,9 @@ pt $b 10.9.0.2 ib_atomic_bw -A FETCH_AND_ADD -n 500
 pt $b 10.9.0.2 ib_send_bw -c UD -s 64 -n 2000
 pt $a 10.9.0.1 ib_write_bw -s 64 -n 2000
 echo 0 >$t/tracing_on
-drops=$(($(counter_sum $drop_counters) - drops0))
-rcvd=$(($(counter_sum rcvd_pkts) - rcvd0))
+hw_snapshot /tmp/sd.1 $a $b
+drops=$(grown $drop_counters)
+rcvd=$(grown rcvd_pkts)
 lost=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' $t/per_cpu/cpu*/stats)
 freed=$(events kfree_skb)
 consumed=$(events consume_skb)
@@ -99,12 +91,13 @@ check "consume_skb from $module ($consumed) for the $((rcvd - drops)) packets re
 
 # Packets it must drop: 64 bytes of "0" characters (a bad ICRC) from ns1 to $a.
 : >$t/trace
-drops0=$(counter_sum $drop_counters)
+hw_snapshot /tmp/sd.0 $a $b
 echo 1 >$t/tracing_on
 ip netns exec ns1 bash -c 'for _ in $(seq 200); do printf "%064d" 0 >/dev/udp/10.9.0.1/4791; done'
 sleep 1
 echo 0 >$t/tracing_on
-drops=$(($(counter_sum $drop_counters) - drops0))
+hw_snapshot /tmp/sd.1 $a $b
+drops=$(grown $drop_counters)
 freed=$(events kfree_skb)
 consumed=$(events consume_skb)
 echo "# 200 bad datagrams: drop counters +$drops; events from $module: kfree_skb $freed, consume_skb $consumed"

@@ -31,21 +31,13 @@ peer_retry -n 60 ping -c 1 -W 1 "$RRXE_PEER_IP" >/dev/null ||
 	die "peer $RRXE_PEER_IP does not answer ping"
 
 pp() {
-	local prog=$1
-	shift
-	TR_SUMMARY=''
-	tr_run "run $run: $prog $*" chk_iters "$prog$(echo "$*" | tr -c 'a-z0-9' _)" $secs \
-		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" -- \
-		"$prog" -d "$dev" -g "$gid" -p @PORT@ -c "$@" "$server"
+	TR_SUMMARY='' TR_DESC="run $run"
+	tr_pingpong $secs "$dev" "$dev" "$gid" "$server" "$@"
 }
 
 pt() {
-	local prog=$1
-	shift
-	TR_ROWS=1 TR_LAST_SIZE='' TR_SUMMARY=''
-	tr_run "run $run: $prog $*" chk_perftest "$prog$(echo "$*" | tr -c 'a-zA-Z0-9' _)" $secs \
-		"$prog" -d "$dev" -x "$gid" -p @PORT@ -F "$@" -- \
-		"$prog" -d "$dev" -x "$gid" -p @PORT@ -F "$@" "$server"
+	TR_ROWS=1 TR_LAST_SIZE='' TR_SUMMARY='' TR_DESC="run $run"
+	tr_perftest $secs "$dev" "$dev" "$gid" "$server" "$@"
 }
 
 sizes=(8 4096 65536 1048576 8388608)

@@ -22,6 +22,8 @@
 #        reported as failed, so a device that moves no data fails in minutes, not hours.
 #   chk_none, chk_iters (ibv_*_pingpong), chk_perftest (TR_ROWS result rows wanted on the
 #        client, the last one for TR_LAST_SIZE if set), chk_status0 (librdmacm examples)
+#   tr_perftest, tr_pingpong SECS SERVER_DEV CLIENT_DEV GID SERVER PROGRAM ARGS...
+#        perftest (-F, chk_perftest) or ibv_*_pingpong (-c, chk_iters) PROGRAM ARGS
 #   tr_rping SECS ADDRESS COUNT SIZE
 #        rping -V (data verified) with the RDMA CM on ADDRESS; the client prints (-v) and
 #        must show COUNT distinct pings
@@ -34,8 +36,12 @@
 #   tr_two_vms           for a test of two VMs over the device: dies unless run with
 #                        --vms 2 and a device; sets dev and gid (RRXE_DEV and its GID
 #                        index) and server (the server VM's address, on either VM)
-#   TR_SX                a command prefix for the server side in tr_rping (e.g. ip netns
-#                        exec ns1; default none); scripts may use it for their own tests
+#   TR_SX                a command prefix for the server side in tr_rping, tr_perftest and
+#                        tr_pingpong (e.g. ip netns exec ns1; default none); scripts may
+#                        use it for their own tests
+#   TR_DESC              a prefix of tr_perftest's and tr_pingpong's descriptions
+#   TR_DEVS, TR_SNAPSHOTS  the devices whose counters a hang shows (default RRXE_DEV), and
+#                        how many snapshots it takes, 10 s apart (default 1)
 
 TR_DIR=/tmp/traffic
 TR_PORT=${TR_PORT:-18600}
@@ -63,15 +69,21 @@ tr_snapshot() {
 }
 
 # tr_wait_pid PID SECS [ABORT]: PID's status, or 124 after killing it when SECS pass (with
-# a tr_snapshot first), or 125 after killing it when process ABORT ended first.
+# a tr_snapshot first, and TR_SNAPSHOTS - 1 more 10 s apart while PID still runs: moving or
+# stuck), or 125 after killing it when process ABORT ended first.
 tr_wait_pid() {
-	local pid=$1 end=$(($(date +%s) + $2)) st=0
+	local pid=$1 end=$(($(date +%s) + $2)) st=0 n
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
 			st=125
 		elif [ "$(date +%s)" -ge $end ]; then
 			st=124
 			tr_snapshot "$pid"
+			for ((n = 1; n < ${TR_SNAPSHOTS:-1}; n++)); do
+				sleep 10
+				kill -0 "$pid" 2>/dev/null || break
+				tr_snapshot "$pid"
+			done
 		fi
 		if [ $st != 0 ]; then
 			kill -TERM "$pid" 2>/dev/null
@@ -164,15 +176,19 @@ tr_wait_ready() {
 	done
 }
 
-# The device's nonzero hw_counters (packets, retransmits, errors) on one comment line.
+# The nonzero hw_counters (packets, retransmits, errors) of each device of TR_DEVS (default
+# RRXE_DEV), one comment line each.
 tr_counters() {
-	local d=/sys/class/infiniband/${RRXE_DEV:-}/ports/1/hw_counters f v out=''
-	[ -d "$d" ] || return 0
-	for f in "$d"/*; do
-		read -r v <"$f" 2>/dev/null || continue
-		[ "$v" = 0 ] || out="$out ${f##*/}=$v"
+	local dev d f v out
+	for dev in ${TR_DEVS:-${RRXE_DEV:-}}; do
+		d=/sys/class/infiniband/$dev/ports/1/hw_counters out=''
+		[ -d "$d" ] || continue
+		for f in "$d"/*; do
+			read -r v <"$f" 2>/dev/null || continue
+			[ "$v" = 0 ] || out="$out ${f##*/}=$v"
+		done
+		echo "#   $dev hw_counters:${out:- all zero}"
 	done
-	echo "#   ${RRXE_DEV:-} hw_counters:${out:- all zero}"
 }
 
 # What an error message looks like in a test program's output.
@@ -371,6 +387,31 @@ tr_rping() {
 	tr_run "rping -a $2 -C $3 -S $4 -v -V" chk_rping "rping$3_$4" "$1" \
 		"${TR_SX[@]}" rping -s -a "$2" -p @PORT@ -C "$3" -S "$4" -V -- \
 		rping -c -a "$2" -p @PORT@ -C "$3" -S "$4" -v -V
+}
+
+# tr_perftest SECS SDEV CDEV GID SERVER PROG ARGS...: perftest's PROG ARGS with -F and GID
+#   index GID, its server on SDEV (behind TR_SX), its client on CDEV connecting to SERVER,
+#   checked by chk_perftest. The description is "[TR_DESC: ]PROG -x GID ARGS", the name
+#   that in word characters.
+tr_perftest() {
+	tr_pair "$1" chk_perftest -x -F "${@:2}"
+}
+
+# tr_pingpong SECS SDEV CDEV GID SERVER PROG ARGS...: ibv_*_pingpong's PROG ARGS with -c
+#   (contents checked) and GID index GID (-g), as tr_perftest, checked by chk_iters.
+tr_pingpong() {
+	tr_pair "$1" chk_iters -g -c "${@:2}"
+}
+
+# tr_pair SECS CHECK GID_OPTION FLAG SDEV CDEV GID SERVER PROG ARGS...: tr_perftest's and
+#   tr_pingpong's test.
+tr_pair() {
+	local secs=$1 chk=$2 gopt=$3 flag=$4 sdev=$5 cdev=$6 gid=$7 server=$8 prog=$9 desc
+	shift 9
+	desc="${TR_DESC:+$TR_DESC: }$prog $gopt $gid $*"
+	tr_run "$desc" "$chk" "$(echo "$desc" | tr -c 'a-zA-Z0-9' _)" "$secs" \
+		"${TR_SX[@]}" "$prog" -d "$sdev" "$gopt" "$gid" -p @PORT@ "$flag" "$@" -- \
+		"$prog" -d "$cdev" "$gopt" "$gid" -p @PORT@ "$flag" "$@" "$server"
 }
 
 # ucmatose, udaddy: "return status 0" at the end.

@@ -36,9 +36,7 @@ pp() {
 	local prog=$1 g=$2
 	shift 2
 	TR_SUMMARY=sum_iters
-	tr_run "$prog -g $g $*" chk_iters "$prog$g$(echo "$*" | tr -c 'a-z0-9' _)" $secs \
-		"$prog" -d "$dev" -g "$g" -p @PORT@ -c "$@" -- \
-		"$prog" -d "$dev" -g "$g" -p @PORT@ -c "$@" "$server"
+	tr_pingpong $secs "$dev" "$dev" "$g" "$server" "$prog" "$@"
 }
 
 # pt ROWS GID_INDEX PROGRAM ARGS...; time limit $secs, or $PT_SECS if set
@@ -46,10 +44,7 @@ pt() {
 	local rows=$1 g=$2 prog=$3
 	shift 3
 	TR_ROWS=$rows TR_LAST_SIZE='' TR_SUMMARY=sum_perftest
-	tr_run "$prog -x $g $*" chk_perftest "$prog$g$(echo "$*" | tr -c 'a-zA-Z0-9' _)" \
-		"${PT_SECS:-$secs}" \
-		"$prog" -d "$dev" -x "$g" -p @PORT@ -F "$@" -- \
-		"$prog" -d "$dev" -x "$g" -p @PORT@ -F "$@" "$server"
+	tr_perftest "${PT_SECS:-$secs}" "$dev" "$dev" "$g" "$server" "$prog" "$@"
 }
 
 echo "# IPv4 GID $gid"
