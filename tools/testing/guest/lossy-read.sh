@@ -3,10 +3,13 @@
 #
 # RDMA READ retry over a lossy link, many times: ib_read_bw -s 1 MiB -n 5 (up to five
 # 1024-response reads in flight) RUNS times (default 20) between two network namespaces
-# of one VM whose veth pair loses 5 % of the packets each way. Lost read requests, lost
-# responses and requests dropped behind a lost one all happen here within a few runs;
-# every run must complete (this found a livelock, an ask across the end of a range the
-# responder saved, and a bad-response error on a one-packet answer to such an ask).
+# of one VM whose veth pair loses 5 % of the packets each way, then RUNS/2 times with a
+# short timeout (-u 8), shorter than the responder takes to answer one ask. Lost read
+# requests, lost responses and requests dropped behind a lost one all happen here within
+# a few runs; every run must complete (this found a livelock, an ask across the end of a
+# range the responder saved, a bad-response error on a one-packet answer to such an ask,
+# and a responder kept answering stale asks by a requester that asked again at every
+# timeout while the answers streamed in).
 #     vm-run --provider rrxe --no-device --timeout 900 tools/testing/guest/lossy-read.sh [RUNS]
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -23,9 +26,11 @@ tap_ok "netem loss 5% on both ends of the veth pair"
 TR_SX=(ip netns exec ns1)
 RRXE_DEV=rrxe8
 
-args=(-x 1 -F -s 1048576 -n 5)
-for i in $(seq 1 "$runs"); do
-	port=$((19000 + i))
+# read_run I [ARGS...]: run I, ib_read_bw with the common arguments and ARGS.
+read_run() {
+	local i=$1 port=$((19000 + $1)) sp cp crc src row
+	shift
+	local args=(-x 1 -F -s 1048576 -n 5 "$@")
 	run_to 150 ip netns exec ns1 ib_read_bw -d rrxe9 -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
 	sp=$!
 	tr_wait_listen $port $sp
@@ -33,27 +38,35 @@ for i in $(seq 1 "$runs"); do
 	cp=$!
 	# A client still running at the limit: the QPs and both devices' counters then and
 	# 10 s later (moving or stuck), before it is killed.
-	end=$(($(date +%s) + $(scaled 120)))
-	while kill -0 $cp 2>/dev/null && [ "$(date +%s)" -lt $end ]; do
-		sleep 0.2
-	done
-	for _ in 1 2; do
-		kill -0 $cp 2>/dev/null || break
-		tr_snapshot $cp
-		rdma statistic show link rrxe9/1 | sed 's/^/#   | /'
-		sleep 10
-	done
-	tr_wait_pid $cp 1
+	TR_DEVS="rrxe8 rrxe9" TR_SNAPSHOTS=2 tr_wait_pid $cp "$(scaled 120)"
 	crc=$?
 	wait $sp
 	src=$?
 	row=$(grep -a -E '^ *1048576 ' /tmp/read-c.$i)
 	if [ $crc = 0 ] && [ $src = 0 ] && [ -n "$row" ]; then
-		tap_ok "run $i: $row"
+		tap_ok "run $i${*:+ ($*)}: $row"
 	else
-		tap_fail "run $i: client status $crc, server status $src"
+		tap_fail "run $i${*:+ ($*)}: client status $crc, server status $src"
 		grep -a -i -E 'fail|error|cnt=|timeout' /tmp/read-c.$i /tmp/read-s.$i | sed 's/^/#   /'
 	fi
+}
+
+for i in $(seq 1 "$runs"); do
+	read_run "$i"
 done
+# A timeout shorter than the responder takes to answer one ask (-u 8: 4.096 us * 2^8, one
+# jiffy): a requester that asked again at every timeout while the answers to its earlier
+# asks streamed in had the responder answer stale asks, a livelock that ended by chance
+# (runs of 130 s) or not; what they took is counted in responses, not time: at most 4
+# times what the reads need (a run with 5 % loss needs about 1.1 times).
+hw_snapshot /tmp/lr.0 rrxe8
+for i in $(seq $((runs + 1)) $((runs + runs / 2))); do
+	read_run "$i" -u 8
+done
+hw_snapshot /tmp/lr.1 rrxe8
+got=$(hw_grown /tmp/lr.0 /tmp/lr.1 rrxe8 rcvd_pkts)
+need=$((runs / 2 * 5 * 1024))
+check "responses of the -u 8 runs: $got for the $need the reads need, at most 4 times" \
+	[ "$got" -le $((need * 4)) ]
 rdma statistic show link rrxe8/1 | sed 's/^/# /'
 tap_done
