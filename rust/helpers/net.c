@@ -92,6 +92,25 @@ u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list)
 	return skb_queue_len_lockless(list);
 }
 
+/* Takes the queue's lock (IRQs off) and returns its head skb, or NULL. */
+struct sk_buff *rrxe_helper_skb_queue_lock_peek(struct sk_buff_head *list,
+						unsigned long *flags)
+	__acquires(&list->lock)
+{
+	spin_lock_irqsave(&list->lock, *flags);
+	return skb_peek(list);
+}
+
+/* Unlinks skb (if not NULL; queued on list) and drops the lock lock_peek took. */
+void rrxe_helper_skb_queue_unlink_unlock(struct sk_buff_head *list, struct sk_buff *skb,
+					 unsigned long flags)
+	__releases(&list->lock)
+{
+	if (skb)
+		__skb_unlink(skb, list);
+	spin_unlock_irqrestore(&list->lock, flags);
+}
+
 unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev)
 {
 	return LL_RESERVED_SPACE(dev);

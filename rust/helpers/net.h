@@ -47,6 +47,10 @@ void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb);
 void rrxe_helper_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
 void rrxe_helper_skb_queue_head_init(struct sk_buff_head *list);
 u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list);
+struct sk_buff *rrxe_helper_skb_queue_lock_peek(struct sk_buff_head *list,
+						unsigned long *flags);
+void rrxe_helper_skb_queue_unlink_unlock(struct sk_buff_head *list, struct sk_buff *skb,
+					 unsigned long flags);
 
 /* Routes and output. */
 unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev);

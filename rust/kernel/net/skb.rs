@@ -229,6 +229,30 @@ impl SkbQueue {
         NonNull::new(skb).map(SkBuff)
     }
 
+    /// Removes the skb at the head if `take` accepts it, deciding under the queue's lock, so
+    /// that no other pop takes it meanwhile. `take` runs under the queue's spinlock (IRQs
+    /// off, except on PREEMPT_RT): it must be short and must not use this queue.
+    pub fn pop_if(&self, take: impl FnOnce(&SkBuff) -> bool) -> Option<SkBuff> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut flags = 0usize;
+        // SAFETY: The queue is initialised; the lock is dropped below, on every path.
+        let head = unsafe { bindings::skb_queue_lock_peek(self.head.get(), &mut flags) };
+        let taken = NonNull::new(head).filter(|skb| {
+            // A view of the queued skb, never dropped: the queue keeps its references, and
+            // the lock keeps it queued while `take` looks at it.
+            let view = ManuallyDrop::new(SkBuff(*skb));
+            take(&view)
+        });
+        let unlink = taken.map_or(core::ptr::null_mut(), NonNull::as_ptr);
+        // SAFETY: The lock taken above, with its flags; `unlink` is null or the head skb,
+        // still queued under that lock.
+        unsafe { bindings::skb_queue_unlink_unlock(self.head.get(), unlink, flags) };
+        // Every queued skb came from `push`, with the references `SkBuff` owns.
+        taken.map(SkBuff)
+    }
+
     /// The number of queued skbs (a snapshot, read without the lock).
     pub fn len(&self) -> usize {
         // SAFETY: The queue is initialised; the length is read with `READ_ONCE`.

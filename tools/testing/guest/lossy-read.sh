@@ -65,7 +65,7 @@ for i in $(seq $((runs + 1)) $((runs + runs / 2))); do
 done
 hw_snapshot /tmp/lr.1 rrxe8
 got=$(hw_grown /tmp/lr.0 /tmp/lr.1 rrxe8 rcvd_pkts)
-need=$((runs / 2 * 5 * 1024))
+need=$((runs / 2 * 5 * 1048576 / $(tr_active_mtu rrxe8)))
 check "responses of the -u 8 runs: $got for the $need the reads need, at most 4 times" \
 	[ "$got" -le $((need * 4)) ]
 rdma statistic show link rrxe8/1 | sed 's/^/# /'

@@ -326,13 +326,10 @@ fn rnr(p: &mut Pass<'_>, timer: u8) {
 }
 
 /// Matches one response against the oldest WQEs: completes those it acknowledges, stores
-/// its data or result, and decides a retry or an RNR wait. Returns true if it made
-/// progress.
-fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
-    let mut progressed = false;
+/// its data or result, and decides a retry or an RNR wait.
+fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
     while front_open(p) {
         if complete_early(p) {
-            progressed = true;
             continue;
         }
         let cons = p.inner.sq.consumer();
@@ -349,7 +346,6 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
         let v = judge(&p.inner.eng.comp, &view, rsp);
         if v.resets_retries() {
             progress(p.inner);
-            progressed = true;
         }
         match v {
             Verdict::Drop => break,
@@ -403,7 +399,6 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
                     p.count(Counter::RcvdSeqErr);
                     if p.inner.eng.comp.nak_sequence(psn) {
                         progress(p.inner);
-                        progressed = true;
                     }
                 }
                 start_retry(p, Why::SeqNak);
@@ -419,7 +414,6 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) -> bool {
             }
         }
     }
-    progressed
 }
 
 /// Processes one response packet: consumed if it answers a PSN outstanding, else dropped.
@@ -452,18 +446,19 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         p.count(Counter::RcvdBadRespPsn);
         return;
     }
-    let mut progressed = take_response(p, &rsp, &pkt);
+    take_response(p, &rsp, &pkt);
     skb.consume();
-    while complete_early(p) {
-        progressed = true;
-    }
-    // The retransmission timer runs from the last progress, not from the last response:
-    // responses that acknowledge nothing new do not hold it off.
-    p.out.retrans = if !front_open(p) {
-        Some(0)
-    } else if progressed {
+    while complete_early(p) {}
+    // The retransmission timer measures the responder's silence: every response for a PSN
+    // outstanding restarts it, as rxe's completer does, whether it made progress or not;
+    // the retry count bounds the retries without progress. So a responder still sending
+    // what earlier asks of a read asked for is not asked again meanwhile. When the timer
+    // ran from the last progress, a responder slower than the timeout (the debug kernel,
+    // or a short timeout) got a new ask at every timeout, queued behind those it was
+    // serving, and answered stale asks for ever (lossy-read -u 8: a livelock).
+    p.out.retrans = if front_open(p) {
         p.inner.params.timeout_us.or(Some(0))
     } else {
-        p.out.retrans
+        Some(0)
     };
 }

@@ -12,7 +12,7 @@ use crate::{
         psn::Psn,
         readholes::ReadHoles,
         requester::{AckReqPolicy, Segmenter},
-        responder::{ReadReply, SeqState},
+        responder::{ReadReply, Replay, SeqState},
         verbs::{WcStatus, WrOpcode},
     },
     tx::Path,
@@ -123,6 +123,9 @@ pub(crate) struct Reading {
     pub(crate) mem: Option<MemRef>,
     /// Remote address of the reply's first byte.
     pub(crate) va: u64,
+    /// For a replay (the answer to a duplicate request, an ask for a read or part of it),
+    /// its PSNs and the read's: a later ask may supersede it.
+    pub(crate) replay: Option<Replay>,
 }
 
 /// An RDMA WRITE being received.

@@ -21,6 +21,7 @@ use crate::{
         bth::{Bth, QPN_MASK},
         flush::SEL_MR,
         grh::{UdGrh, UD_GRH_LEN},
+        mtu::Mtu,
         opcode::{HeaderSet, Opcode, Operation},
         packet::{Headers, Packet},
         psn::Psn,
@@ -29,7 +30,7 @@ use crate::{
             check_length, check_op_seq, check_psn, check_resource, check_write_payload,
             duplicate_action, error_action, find_resource, flush_access, next_msn, read_last_psn,
             read_replay, recv_wc_opcode, reply_kind, DuplicateAction, OpSeq, PsnVerdict, ReadReply,
-            ReadResource, Reply, RespError,
+            ReadResource, Replay, Reply, RespError,
         },
         verbs::{Access, WcOpcode, WcStatus},
     },
@@ -50,7 +51,19 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
 /// is more to do.
 fn requests(p: &mut Pass<'_>) -> bool {
     for _ in 0..BUDGET {
-        if p.inner.eng.resp.reading.is_some() {
+        if let Some(reading) = p.inner.eng.resp.reading.as_ref() {
+            // A later ask for the rest of the read being replayed supersedes the replay
+            // ([`Replay::superseded_by`]). Served one after another, stale asks kept a
+            // responder slower than the requester's timeout replaying for ever (each
+            // timeout queued another ask). Asks for other reads wait their turn: a
+            // go-back-N requester resends all its reads, and each must be answered.
+            if let Some(replay) = reading.replay {
+                let mtu = p.inner.params.mtu;
+                if let Some(skb) = p.qp.req_q.pop_if(|skb| supersedes(skb, &replay, mtu)) {
+                    take_request(p, skb);
+                    continue;
+                }
+            }
             if p.inner.tx_throttled() {
                 return false;
             }
@@ -60,15 +73,38 @@ fn requests(p: &mut Pass<'_>) -> bool {
         let Some(skb) = p.qp.req_q.pop() else {
             return false;
         };
-        if p.inner.can_receive() {
-            if request(p, &skb) {
-                skb.consume();
-            }
-        } else {
-            p.count(Counter::RcvdBadTypeState);
-        }
+        take_request(p, skb);
     }
     true
+}
+
+/// Processes one request packet taken from the queue; consumed if executed, else dropped.
+fn take_request(p: &mut Pass<'_>, skb: SkBuff) {
+    if p.inner.can_receive() {
+        if request(p, &skb) {
+            skb.consume();
+        }
+    } else {
+        p.count(Counter::RcvdBadTypeState);
+    }
+}
+
+/// Whether `skb` is an RDMA READ request that supersedes `replay`
+/// ([`Replay::superseded_by`]). Looks at the headers only; `request` checks the rest.
+fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
+    let Some(view) = skb.rx_view() else {
+        return false;
+    };
+    let Ok(pkt) = Packet::parse(view.payload) else {
+        return false;
+    };
+    let psn = pkt.psn();
+    match pkt.hdr.reth {
+        Some(reth) if pkt.opcode() == Opcode::RcReadRequest => {
+            replay.superseded_by(psn, read_last_psn(psn, reth.dma_len, mtu))
+        }
+        _ => false,
+    }
 }
 
 /// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]).
@@ -361,6 +397,11 @@ fn duplicate(p: &mut Pass<'_>, pkt: &Packet<'_>) {
                 reply: ReadReply::new(rp.psn, rp.len, p.inner.params.mtu, rp.from_first),
                 mem,
                 va: rp.va,
+                replay: Some(Replay {
+                    first: rp.psn,
+                    last: read_last_psn(rp.psn, rp.len, p.inner.params.mtu),
+                    saved_last: res.last_psn,
+                }),
             });
         }
         DuplicateAction::ReplayReply => match found.map(|r| r.kind) {
@@ -580,6 +621,7 @@ fn execute_read(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
         reply: ReadReply::new(psn, reth.dma_len, mtu, true),
         mem,
         va: reth.va,
+        replay: None,
     });
     resp.psn = last.next();
     resp.prev = None;

@@ -42,8 +42,8 @@ const INLINE_PASSES: u32 = 4;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
 /// dropped. A conforming peer has far fewer in flight (a requester at most its window of
 /// unacknowledged packets, a responder the answers to what was asked), and the responder
-/// takes no request while it sends a READ's responses; the peer retransmits what was
-/// dropped.
+/// takes no request while it sends a READ's responses (but a later ask for the rest of the
+/// read it replays); the peer retransmits what was dropped.
 pub(crate) const RX_QUEUE_MAX: usize = 512;
 
 /// The receive path of another QP (loopback) or the stack frees this QP's skbs: wakes the

@@ -597,3 +597,37 @@ fn duplicates() {
         None
     );
 }
+
+#[test]
+fn replay_superseded_only_by_an_ask_for_all_it_has_left() {
+    // Replaying responses 110..=237 of a read saved as 100..=1123 (a 128-response chunk).
+    let replay = Replay {
+        first: Psn::new(110),
+        last: Psn::new(237),
+        saved_last: Psn::new(1123),
+    };
+    let by = |psn, last| replay.superseded_by(Psn::new(psn), Psn::new(last));
+    // A later ask to the chunk's end or beyond (a timeout's next ask, a go-back-N
+    // requester's ask for the rest of the read).
+    assert!(by(110, 237));
+    assert!(by(150, 237));
+    assert!(by(150, 1123));
+    assert!(by(300, 427));
+    // Narrower: a missing range asked for while the replay streams in.
+    assert!(!by(115, 116));
+    assert!(!by(150, 236));
+    // Older than the replay (reordered), or outside the read saved.
+    assert!(!by(100, 237));
+    assert!(!by(150, 1124));
+    assert!(!by(1124, 1200));
+    // Across the PSN wrap.
+    let wrap = Replay {
+        first: Psn::new(PSN_MASK - 2),
+        last: Psn::new(5),
+        saved_last: Psn::new(20),
+    };
+    assert!(wrap.superseded_by(Psn::new(PSN_MASK), Psn::new(5)));
+    assert!(wrap.superseded_by(Psn::new(1), Psn::new(20)));
+    assert!(!wrap.superseded_by(Psn::new(PSN_MASK - 3), Psn::new(5)));
+    assert!(!wrap.superseded_by(Psn::new(PSN_MASK), Psn::new(4)));
+}

@@ -589,6 +589,31 @@ pub const fn read_replay(res: &ReadResource, psn: Psn, reth: &Reth) -> Option<Re
     })
 }
 
+/// A replay in progress: the responses to a duplicate RDMA READ request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Replay {
+    /// First PSN of the responses the replay sends.
+    pub first: Psn,
+    /// Last PSN of the responses the replay sends.
+    pub last: Psn,
+    /// Last PSN of the read saved (its first is at or before `first`).
+    pub saved_last: Psn,
+}
+
+impl Replay {
+    /// Whether a later duplicate READ request for the responses `psn` to `last` supersedes
+    /// the replay. A requester asks from the first PSN it misses, so an ask that starts no
+    /// earlier than the replay and reaches at least its end asks for all the replay has
+    /// left that the requester still needs: the rest of the replay is stale. An ask that
+    /// starts earlier is older than the one replayed (reordered), and a narrower one (a
+    /// missing range a selective requester asks for while responses stream in) leaves
+    /// responses the requester needs to the replay; both wait their turn. Beyond the read
+    /// saved, an ask is not for this replay at all.
+    pub const fn superseded_by(&self, psn: Psn, last: Psn) -> bool {
+        psn.within(self.first, self.saved_last) && last.within(self.last, self.saved_last)
+    }
+}
+
 /// The last PSN of the responses to an RDMA READ of `len` bytes requested at `psn`.
 pub const fn read_last_psn(psn: Psn, len: u32, mtu: Mtu) -> Psn {
     psn.wrapping_add(packets_for(len, mtu.bytes()) - 1)
