@@ -16,8 +16,9 @@
 #   tr_run DESC CHECK NAME SECS SERVER_CMD... -- CLIENT_CMD...
 #        (a program killed at its time limit loses what it buffered: perftest prints
 #        nothing then; the device's hw_counters are printed with every failure)
-#        one TAP line: ok if the side(s) run here exit 0 within SECS and `CHECK SIDE LOG`
-#        accepts each side's output (SIDE server|client; CHECK prints why not). After
+#        one TAP line: ok if the side(s) run here exit 0 within SECS (scaled on the debug
+#        kernel, see run_to) and `CHECK SIDE LOG` accepts each side's output (SIDE
+#        server|client; CHECK prints why not). After
 #        TR_MAX_HANGS tests in a row that hit their time limit, later tests are not run but
 #        reported as failed, so a device that moves no data fails in minutes, not hours.
 #   chk_none, chk_iters (ibv_*_pingpong), chk_perftest (TR_ROWS result rows wanted on the
@@ -269,8 +270,9 @@ tr_once() {
 }
 
 tr_run() {
-	local desc=$1 chk=$2 name=$3 secs=$4 start sst cst a why='' side again='' mark
+	local desc=$1 chk=$2 name=$3 secs start sst cst a why='' side again='' mark
 	local runs=1
+	secs=$(scaled "$4")
 	shift 4
 	local -a sargs=() cargs=() scmd=() ccmd=()
 	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
