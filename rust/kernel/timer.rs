@@ -289,6 +289,12 @@ pub trait ArcTimer<T> {
     where
         T: TimerCallback<ID> + HasTimer<ID>;
 
+    /// Whether the timer is pending (`timer_pending`): armed and not expired yet. An
+    /// expired timer whose callback has not run yet is not pending.
+    fn timer_pending<const ID: u64>(&self) -> bool
+    where
+        T: TimerCallback<ID> + HasTimer<ID>;
+
     /// Stops the timer for good (`timer_shutdown_sync`): cancels it, waits for a running
     /// callback to finish, and makes later arms no-ops. Drops the reference a pending timer
     /// held.
@@ -382,6 +388,15 @@ impl<T> ArcTimer<T> for Arc<T> {
             unsafe { drop_timer_ref(self) };
         }
         was_pending
+    }
+
+    fn timer_pending<const ID: u64>(&self) -> bool
+    where
+        T: TimerCallback<ID> + HasTimer<ID>,
+    {
+        // SAFETY: The `timer_list` is initialised (`Timer` invariant) and lives as long as
+        // `self`; `timer_pending` only reads it.
+        unsafe { bindings::timer_pending(timer_of::<T, ID>(self)) }
     }
 
     fn shutdown_timer_sync<const ID: u64>(&self)

@@ -142,13 +142,19 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
     }
 }
 
-/// The retransmission timer expired.
+/// The retransmission timer expired, and nothing restarted it since: neither a response
+/// taken in this pass ([`on_response`]) nor a pass that ended after the expiry (the
+/// caller checks that the timer is not pending again). The timer times the responder's
+/// silence; an expiry that a restart overtook is stale, as rxe's completer drops a timeout
+/// when it finds a response queued. Taken as a timeout on a busy CPU, where the expiry and
+/// the responses it waited for come late together, it sent the window again for nothing
+/// (slow-responder.sh).
 pub(crate) fn on_timeout(p: &mut Pass<'_>) {
     if p.qp.qp_type != QpType::Rc || !p.inner.can_send() || !outstanding(p.inner) {
         return;
     }
     start_retry(p, Why::Timeout);
-    if let Some(us) = p.inner.params.timeout_us {
+    if let Some(us) = p.inner.params.timeout_us.filter(|_| !p.in_error()) {
         p.out.retrans = Some(us);
     }
 }
@@ -455,7 +461,9 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     // what earlier asks of a read asked for is not asked again meanwhile. When the timer
     // ran from the last progress, a responder slower than the timeout (the debug kernel,
     // or a short timeout) got a new ask at every timeout, queued behind those it was
-    // serving, and answered stale asks for ever (lossy-read -u 8: a livelock).
+    // serving, and answered stale asks for ever (lossy-read -u 8: a livelock). So an
+    // expiry this pass has not handled yet is void ([`on_timeout`]).
+    p.inner.eng.timed_out = false;
     p.out.retrans = if front_open(p) {
         p.inner.params.timeout_us.or(Some(0))
     } else {

@@ -166,10 +166,11 @@ pub(crate) struct Resp {
     /// Next slot to use.
     pub(crate) res_next: usize,
     /// The acknowledge (PSN, MSN) of the last request this pass executed that asked for
-    /// one, not sent yet: an ACK acknowledges every PSN before its own, so the requests a
-    /// pass takes from the queue get one ACK, the last (coalesced, as the IBA allows).
-    /// Sent before any other response and at the end of the responder's stage
-    /// ([`crate::resp::run`]): always `None` between passes.
+    /// one, not sent yet: an ACK acknowledges every PSN before its own, so the last
+    /// packets of messages a pass takes from the queue get one ACK, the last (coalesced,
+    /// as the IBA allows). Sent before any other response, at once for a packet that
+    /// does not end its message ([`crate::proto::responder::Reply::Ack`]), and at the end
+    /// of the responder's stage ([`crate::resp::run`]): always `None` between passes.
     pub(crate) owed_ack: Option<(Psn, u32)>,
 }
 

@@ -497,11 +497,15 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
     if p.in_error() {
         return true;
     }
-    if reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req) == Reply::Ack {
-        // Sent when the stage ends or another response goes first: coalesced.
+    let reply = reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req);
+    if matches!(reply, Reply::Ack | Reply::CoalescedAck) {
+        // Sent at once, or when the stage ends or another response goes first.
         let resp = &mut p.inner.eng.resp;
         if resp.owed_ack.replace((psn, resp.msn)).is_some() {
             p.count(Counter::AckCoalesced);
+        }
+        if reply == Reply::Ack {
+            pay_ack(p);
         }
     }
     if !matches!(op.operation(), Operation::ReadRequest) {

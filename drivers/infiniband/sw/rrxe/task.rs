@@ -524,7 +524,8 @@ impl QpShared {
                 let Some(skb) = qp.resp_q.pop() else { break };
                 crate::comp::on_response(&mut p, skb);
             }
-            if core::mem::take(&mut p.inner.eng.timed_out) {
+            // Pending again: a pass that ended after the expiry restarted the timer.
+            if core::mem::take(&mut p.inner.eng.timed_out) && !self.timer_pending::<0>() {
                 crate::comp::on_timeout(&mut p);
             }
             let more = crate::resp::run(&mut p);

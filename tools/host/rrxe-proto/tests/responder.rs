@@ -444,7 +444,16 @@ fn replies_and_coalescing() {
     let rc = QpType::Rc;
     assert_eq!(reply_kind(rc, Opcode::RcSendMiddle, false), Reply::None);
     assert_eq!(reply_kind(rc, Opcode::RcSendMiddle, true), Reply::Ack);
-    assert_eq!(reply_kind(rc, Opcode::RcWriteLast, true), Reply::Ack);
+    assert_eq!(reply_kind(rc, Opcode::RcWriteMiddle, true), Reply::Ack);
+    assert_eq!(
+        reply_kind(rc, Opcode::RcWriteLast, true),
+        Reply::CoalescedAck
+    );
+    assert_eq!(
+        reply_kind(rc, Opcode::RcSendOnly, true),
+        Reply::CoalescedAck
+    );
+    assert_eq!(reply_kind(rc, Opcode::RcWriteFirst, true), Reply::Ack);
     assert_eq!(
         reply_kind(rc, Opcode::RcReadRequest, false),
         Reply::ReadResponse

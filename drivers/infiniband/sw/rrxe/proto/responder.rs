@@ -464,8 +464,15 @@ pub const fn check_atomic_alignment(va: u64) -> Result<(), RespError> {
 pub enum Reply {
     /// Nothing now: the acknowledge is coalesced into a later one.
     None,
-    /// An Acknowledge (ACK syndrome) with the request's PSN.
+    /// An Acknowledge (ACK syndrome) with the request's PSN, at once: a packet that does
+    /// not end its message asked for it, as a requester does when about half its window
+    /// of unacknowledged PSNs is out (rrxe's once in [`super::requester::MAX_PKT_PER_ACK`]
+    /// packets and one more, rxe's once in 66). Held back, it stalls the requester, and a
+    /// responder slower than the requester's timeout has the window sent again.
     Ack,
+    /// An Acknowledge with the request's PSN, which may wait for the end of the responder's
+    /// pass and cover later requests too: the last packet of a message asked for it.
+    CoalescedAck,
     /// An Atomic Acknowledge with the original data.
     AtomicAck,
     /// A zero-length RDMA READ Response Only with an ACK AETH (FLUSH and ATOMIC WRITE).
@@ -478,7 +485,9 @@ pub enum Reply {
 ///
 /// Only RC acknowledges. Atomics, FLUSH, ATOMIC WRITE and RDMA READ are always answered;
 /// SEND and RDMA WRITE packets only when they request it, so a responder coalesces the
-/// acknowledges of packets that do not (an acknowledge covers every earlier PSN).
+/// acknowledges of packets that do not (an acknowledge covers every earlier PSN), and of
+/// the last packets of messages ([`Reply::CoalescedAck`]), but not of a packet that asks
+/// before the end of its message ([`Reply::Ack`]).
 pub const fn reply_kind(qp: QpType, opcode: Opcode, ack_req: bool) -> Reply {
     if !matches!(qp, QpType::Rc) {
         return Reply::None;
@@ -487,6 +496,7 @@ pub const fn reply_kind(qp: QpType, opcode: Opcode, ack_req: bool) -> Reply {
         Operation::ReadRequest => Reply::ReadResponse,
         Operation::CompareSwap | Operation::FetchAdd => Reply::AtomicAck,
         Operation::Flush | Operation::AtomicWrite => Reply::ReadResponseAck,
+        _ if ack_req && opcode.is_end() => Reply::CoalescedAck,
         _ if ack_req => Reply::Ack,
         _ => Reply::None,
     }
