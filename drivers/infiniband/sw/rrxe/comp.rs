@@ -11,10 +11,10 @@ use crate::{
     ext::net::skb::SkBuff,
     pass::Pass,
     proto::{
-        admit::response_in_window,
+        admit::{response_place, ResponsePlace},
         completer::{
-            early, judge, read_complete, retry, rnr_retry, ReadAsk, Response, RetryCounter,
-            RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
+            ask_on_timeout, early, judge, read_complete, retry, rnr_retry, ReadAsk, Response,
+            RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
         packet::Packet,
         verbs::{QpType, WcStatus, WrOpcode},
@@ -107,9 +107,18 @@ enum Why {
 /// Decides a retransmission from the oldest unacknowledged PSN if the retry count allows.
 /// When the oldest WQE is an RDMA READ whose responses stopped (timeout, implicit NAK),
 /// only what it misses is asked for: its oldest missing range, or the next chunk of its
-/// rest. The requester carries the decision out.
+/// rest; with an infinite retry count, timeouts in a row ask with a backoff
+/// ([`ask_on_timeout`]). The requester carries the decision out.
 fn start_retry(p: &mut Pass<'_>, why: Why) {
     let e = &mut p.inner.eng;
+    let t = *e.track(p.inner.sq.consumer());
+    let read = matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv);
+    if why == Why::Timeout && read {
+        e.timeouts = e.timeouts.wrapping_add(1);
+        if !ask_on_timeout(e.retry, e.timeouts) {
+            return;
+        }
+    }
     match retry(
         &mut e.retry,
         e.retrying,
@@ -120,8 +129,7 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
         RetryDecision::Retransmit => {
             e.retrying = true;
             p.dev.data().count(Counter::CompleterRetryErr);
-            let t = *e.track(p.inner.sq.consumer());
-            if why != Why::SeqNak && matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv) {
+            if why != Why::SeqNak && read {
                 let ask = if e.holes.is_active() {
                     ReadAsk::Hole
                 } else {
@@ -166,6 +174,7 @@ fn progress(inner: &mut Inner) {
     e.retry = RetryCounter::new(p.retry_cnt);
     e.rnr = RetryCounter::new(p.rnr_retry);
     e.retrying = false;
+    e.timeouts = 0;
     e.ahead.reset();
 }
 
@@ -448,21 +457,39 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     } else {
         e.sent_end
     };
-    if !response_in_window(rsp.psn, rsp.syndrome, oldest, e.sent_end) {
-        p.count(Counter::RcvdBadRespPsn);
-        return;
+    match response_place(rsp.psn, rsp.syndrome, oldest, e.sent_end) {
+        ResponsePlace::Outstanding => {}
+        ResponsePlace::Stale => {
+            p.count(Counter::RcvdBadRespPsn);
+            heard(p);
+            return;
+        }
+        ResponsePlace::Ahead => {
+            p.count(Counter::RcvdBadRespPsn);
+            return;
+        }
     }
     take_response(p, &rsp, &pkt);
     skb.consume();
     while complete_early(p) {}
-    // The retransmission timer measures the responder's silence: every response for a PSN
-    // outstanding restarts it, as rxe's completer does, whether it made progress or not;
-    // the retry count bounds the retries without progress. So a responder still sending
-    // what earlier asks of a read asked for is not asked again meanwhile. When the timer
-    // ran from the last progress, a responder slower than the timeout (the debug kernel,
-    // or a short timeout) got a new ask at every timeout, queued behind those it was
-    // serving, and answered stale asks for ever (lossy-read -u 8: a livelock). So an
-    // expiry this pass has not handled yet is void ([`on_timeout`]).
+    heard(p);
+}
+
+/// The peer answered: the retransmission timer starts again. It measures the responder's
+/// silence: every response that answers a PSN outstanding or is a stale duplicate behind
+/// them restarts it, progress or not (rxe's completer restarts it on any response); the
+/// retry count bounds the retries without progress. So a responder still sending what
+/// earlier asks of a read asked for is not asked again meanwhile. When the timer ran from
+/// the last progress, a responder slower than the timeout (the debug kernel, or a short
+/// timeout) got a new ask at every timeout, queued behind those it was serving, and
+/// answered stale asks for ever (lossy-read -u 8: a livelock). When stale duplicates did
+/// not restart it, rxe as the responder, which answers every ask it queued from its start,
+/// got a new ask at every timeout while it streamed answers to reads completed already,
+/// and its queue of asks grew without end (the debug kernel's interop-rxe-rrxe). Only
+/// packets from the peer's address to this QP get here ([`crate::admit::accept`]), as with
+/// rxe; one that forges them can hold off a timeout, not cause a retry. An expiry this
+/// pass has not handled yet is void ([`on_timeout`]).
+fn heard(p: &mut Pass<'_>) {
     p.inner.eng.timed_out = false;
     p.out.retrans = if front_open(p) {
         p.inner.params.timeout_us.or(Some(0))

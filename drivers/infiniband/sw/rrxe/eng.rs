@@ -201,6 +201,9 @@ pub(crate) struct Engine {
     pub(crate) rnr: RetryCounter,
     /// A retry is under way and made no progress yet.
     pub(crate) retrying: bool,
+    /// Timeouts with an RDMA READ oldest since the last progress
+    /// ([`crate::proto::completer::ask_on_timeout`]).
+    pub(crate) timeouts: u32,
     /// Responses ahead of a missing read or atomic response since the last progress.
     pub(crate) ahead: AheadCount,
     /// Responses of the oldest RDMA READ kept beyond a missing one.
@@ -234,6 +237,7 @@ impl Engine {
             retry: RetryCounter::new(0),
             rnr: RetryCounter::new(0),
             retrying: false,
+            timeouts: 0,
             ahead: AheadCount::default(),
             holes: ReadHoles::new(),
             timed_out: false,
@@ -298,6 +302,7 @@ impl Engine {
         self.rnr_wait = false;
         self.wait_completion = false;
         self.retrying = false;
+        self.timeouts = 0;
         self.ahead.reset();
         self.holes.clear();
         self.timed_out = false;

@@ -101,7 +101,7 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
         rkey: t.shape.remote.rkey,
         dma_len: len,
     });
-    // A request lost here is asked for again after the next timeout.
+    // A request lost here is asked for again at a later timeout (`ask_on_timeout`).
     match tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
         Ok::<(), MemError>(())
     }) {

@@ -206,32 +206,40 @@ fn datagram_qp_checks_qkey_not_address() {
 
 #[test]
 fn response_window() {
+    use ResponsePlace::{Ahead, Outstanding, Stale};
     let seq = Some(Syndrome::Nak(NakCode::PsnSequenceError));
     let ack = Some(Syndrome::ACK);
     let acc = Some(Syndrome::Nak(NakCode::RemoteAccessError));
+    let place = |p: u32, syn, o, e| response_place(Psn::new(p), syn, o, e);
     let (o, e) = (Psn::new(100), Psn::new(110));
     for p in 100..110 {
-        assert!(response_in_window(Psn::new(p), ack, o, e));
-        assert!(response_in_window(Psn::new(p), acc, o, e));
-        assert!(response_in_window(Psn::new(p), None, o, e));
+        assert_eq!(place(p, ack, o, e), Outstanding);
+        assert_eq!(place(p, acc, o, e), Outstanding);
+        assert_eq!(place(p, None, o, e), Outstanding);
     }
-    // Behind (stale duplicates) and ahead (never sent).
-    for p in [99, 0, 110, 111, 100 + (1 << 22), 100 + (1 << 23)] {
-        assert!(!response_in_window(Psn::new(p), ack, o, e), "{p}");
-        assert!(!response_in_window(Psn::new(p), acc, o, e), "{p}");
+    // Behind, in the half of the PSN space before the oldest: stale duplicates.
+    for p in [99, 0, PSN_MASK, 100 + (1 << 23)] {
+        assert_eq!(place(p, ack, o, e), Stale, "{p}");
+        assert_eq!(place(p, acc, o, e), Stale, "{p}");
+    }
+    // Ahead: never sent.
+    for p in [110, 111, 100 + (1 << 22), 100 + (1 << 23) - 1] {
+        assert_eq!(place(p, ack, o, e), Ahead, "{p}");
+        assert_eq!(place(p, acc, o, e), Ahead, "{p}");
     }
     // A sequence error NAK may name the next PSN to send, not beyond.
-    assert!(response_in_window(Psn::new(110), seq, o, e));
-    assert!(!response_in_window(Psn::new(111), seq, o, e));
-    assert!(!response_in_window(Psn::new(99), seq, o, e));
+    assert_eq!(place(110, seq, o, e), Outstanding);
+    assert_eq!(place(111, seq, o, e), Ahead);
+    assert_eq!(place(99, seq, o, e), Stale);
     // Nothing outstanding: nothing but that NAK.
-    assert!(!response_in_window(e, ack, e, e));
-    assert!(response_in_window(e, seq, e, e));
+    assert_eq!(response_place(e, ack, e, e), Ahead);
+    assert_eq!(response_place(e, seq, e, e), Outstanding);
+    assert_eq!(place(109, ack, e, e), Stale);
     // Across the wrap of the 24-bit space.
     let (o, e) = (Psn::new(PSN_MASK - 1), Psn::new(2));
     for p in [PSN_MASK - 1, PSN_MASK, 0, 1] {
-        assert!(response_in_window(Psn::new(p), ack, o, e));
+        assert_eq!(place(p, ack, o, e), Outstanding);
     }
-    assert!(!response_in_window(Psn::new(2), ack, o, e));
-    assert!(!response_in_window(Psn::new(PSN_MASK - 2), ack, o, e));
+    assert_eq!(place(2, ack, o, e), Ahead);
+    assert_eq!(place(PSN_MASK - 2, ack, o, e), Stale);
 }

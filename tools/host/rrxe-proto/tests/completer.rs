@@ -519,3 +519,19 @@ fn retry_plan_forgets_other_reads() {
         }
     );
 }
+
+#[test]
+fn read_asks_back_off_on_timeouts_in_a_row() {
+    let forever = RetryCounter::new(RetryCounter::INFINITE);
+    let asked: Vec<u32> = (1..=64).filter(|&n| ask_on_timeout(forever, n)).collect();
+    assert_eq!(asked, [1, 2, 4, 8, 16, 32, 48, 64]);
+    // A peer silent for good is still asked at a steady rate, never less.
+    let late = (1000..1000 + ASK_BACKOFF_MAX)
+        .filter(|&n| ask_on_timeout(forever, n))
+        .count();
+    assert_eq!(late, 1);
+    // A finite count retries at every timeout, as the IBTA says: it bounds the asks.
+    for c in 0..RetryCounter::INFINITE {
+        assert!((1..=64).all(|n| ask_on_timeout(RetryCounter::new(c), n)));
+    }
+}

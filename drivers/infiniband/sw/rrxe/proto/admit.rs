@@ -13,10 +13,11 @@
 //!
 //! An acknowledge, NAK, RDMA READ response or atomic acknowledge must carry a PSN from the
 //! oldest outstanding WQE's first PSN up to the last PSN sent (for an RDMA READ, the
-//! last of its response PSNs): [`response_in_window`]. A PSN sequence error NAK may also
+//! last of its response PSNs): [`response_place`]. A PSN sequence error NAK may also
 //! name the PSN after the last one sent (the responder has everything). Anything else
-//! acknowledges nothing the requester sent: a stale duplicate (harmless, and dropped as
-//! before) or a forgery.
+//! acknowledges nothing the requester has outstanding and is dropped: a stale duplicate
+//! when its PSN lies in the half of the PSN space behind (the answer to an ask repeated,
+//! which still shows that the responder is working), else a forgery.
 
 use super::aeth::{NakCode, Syndrome};
 use super::bth::DEFAULT_PKEY;
@@ -114,18 +115,38 @@ pub fn admit(keys: &QpKeys, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> Result<(
     Ok(())
 }
 
-/// Whether a response with `psn` and `syndrome` lies in the requester's window: from
+/// Where a response's PSN lies for the requester ([`response_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponsePlace {
+    /// In the window: it answers a PSN outstanding.
+    Outstanding,
+    /// In the half of the PSN space behind the window: a stale duplicate, an answer to a
+    /// PSN completed already (to an ask sent again, or replayed late by the responder).
+    Stale,
+    /// Ahead of what was sent: it answers nothing.
+    Ahead,
+}
+
+/// Where a response with `psn` and `syndrome` lies: in the requester's window from
 /// `oldest`, the first PSN of the oldest outstanding WQE (the next PSN to send if none is
 /// outstanding), to before `sent_end`, the PSN after the last one sent (after the last
-/// response PSN of an RDMA READ sent); a PSN sequence error NAK may name `sent_end` itself.
-pub fn response_in_window(
+/// response PSN of an RDMA READ sent), where a PSN sequence error NAK may name `sent_end`
+/// itself; behind it (serial-number order); or ahead of it.
+pub fn response_place(
     psn: Psn,
     syndrome: Option<Syndrome>,
     oldest: Psn,
     sent_end: Psn,
-) -> bool {
+) -> ResponsePlace {
     let span = sent_end.distance_from(oldest);
     let off = psn.distance_from(oldest);
-    off < span
+    if off < span
         || (off == span && matches!(syndrome, Some(Syndrome::Nak(NakCode::PsnSequenceError))))
+    {
+        ResponsePlace::Outstanding
+    } else if psn.is_before(oldest) {
+        ResponsePlace::Stale
+    } else {
+        ResponsePlace::Ahead
+    }
 }

@@ -426,6 +426,30 @@ pub fn rnr_retry(counter: &mut RetryCounter, timer: u8) -> Result<u32, WcStatus>
     }
 }
 
+/// Timeouts in a row without progress after which an RDMA READ is asked for again at most
+/// once per this many (a power of two).
+pub const ASK_BACKOFF_MAX: u32 = 16;
+
+/// Whether the `timeouts`-th timeout in a row without progress (from 1) retries the oldest
+/// WQE, an RDMA READ, with the retry counter `counter`. A finite count retries at every
+/// timeout, as the IBTA says, and bounds the asks. An infinite one (retry count 7, what
+/// perftest and the RDMA CM ask for) backs off: the 1st, 2nd, 4th, 8th and 16th timeout,
+/// then every [`ASK_BACKOFF_MAX`]-th, and the others wait for the next. A responder answers
+/// every ask it queued, each with up to a chunk of responses (rxe does; rrxe drops an ask
+/// that a later one supersedes): when it was silent for many timeouts (busy, or its host
+/// stalled), an ask at each of them buried it under stale answers it could not catch up
+/// with (the debug kernel's interop-rxe-rrxe: ib_read_bw of 1 MiB against rxe, silent for
+/// about 2 s at the start of each read, asked 20 times for 127 responses each time).
+pub const fn ask_on_timeout(counter: RetryCounter, timeouts: u32) -> bool {
+    if counter.remaining() != RetryCounter::INFINITE {
+        true
+    } else if timeouts <= ASK_BACKOFF_MAX {
+        timeouts.is_power_of_two()
+    } else {
+        timeouts & (ASK_BACKOFF_MAX - 1) == 0
+    }
+}
+
 /// Which part of an RDMA READ to ask for again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadAsk {
