@@ -10,11 +10,12 @@
 #   wait_gid DEV [SECS [PREFIX]] wait (default 10 s) until gid_index finds one
 #   netns_veth NS                a veth pair: veth0 10.9.0.1/24 here, veth1 10.9.0.2/24 in
 #                                a new network namespace NS
-#   dev_add PROV DEV NETDEV [NS] a device DEV of provider PROV (rxe|rrxe) on NETDEV (in
-#                                network namespace NS), its RoCE v2 IPv4-mapped GID up
+#   dev_add [-k] PROV DEV NETDEV [NS]  a device DEV of provider PROV (rxe|rrxe) on NETDEV
+#                                (in network namespace NS), its RoCE v2 IPv4-mapped GID up
 #                                within 10 s; the other driver's devices and module go
-#                                first (rxe holds UDP 4791 in init_net while loaded).
-#                                Sets DEV_ERR on failure
+#                                first (rxe holds UDP 4791 in init_net while loaded), unless
+#                                -k keeps them (the other driver's devices then live in
+#                                another namespace). Sets DEV_ERR on failure
 #   netns_pair NS [PROV]         netns_veth NS, with PROV9 on veth1 (in NS) and PROV8 on
 #                                veth0 (PROV default rrxe), once 10.9.0.2 answers ping
 #   run_to SECS CMD...           run CMD with a time limit (x8 on the debug kernel); 124
@@ -101,20 +102,26 @@ netns_veth() {
 	fi
 }
 
-# dev_add PROV DEV NETDEV [NS]: the device preamble of a test. If the other soft-RoCE
-# driver is loaded, its devices (named rxe* or rrxe*) are deleted and it is unloaded;
-# then PROV's module is loaded (explicitly: /init blacklists the provider not asked
-# for), DEV is added on NETDEV (inside NS if given) and must get its RoCE v2 IPv4-mapped
-# GID within 10 s. On failure DEV_ERR says which step failed and the status is 1.
+# dev_add [-k] PROV DEV NETDEV [NS]: the device preamble of a test. If the other soft-RoCE
+# driver is loaded, its devices (named rxe* or rrxe*) are deleted and it is unloaded (not
+# with -k: both drivers then serve, in different namespaces); then PROV's module is
+# loaded (explicitly: /init blacklists the provider not asked for), DEV is added on
+# NETDEV (inside NS if given) and must get its RoCE v2 IPv4-mapped GID within 10 s. On
+# failure DEV_ERR says which step failed and the status is 1.
 dev_add() {
-	local prov=$1 dev=$2 netdev=$3 ns=${4:-} mod omod opfx d
+	local keep= prov dev netdev ns mod omod opfx d
+	if [ "${1:-}" = -k ]; then
+		keep=1
+		shift
+	fi
+	prov=$1 dev=$2 netdev=$3 ns=${4:-}
 	DEV_ERR=
 	case $prov in
 	rxe) mod=rdma_rxe omod=rrxe opfx=rrxe ;;
 	rrxe) mod=rrxe omod=rdma_rxe opfx=rxe ;;
 	*) DEV_ERR="unknown provider '$prov'"; return 1 ;;
 	esac
-	if [ -e "/sys/module/$omod" ]; then
+	if [ -z "$keep" ] && [ -e "/sys/module/$omod" ]; then
 		for d in /sys/class/infiniband/"$opfx"[0-9]*; do
 			[ -e "$d" ] || continue
 			rdma link delete "${d##*/}" || { DEV_ERR="rdma link delete ${d##*/}"; return 1; }

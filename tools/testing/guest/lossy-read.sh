@@ -43,9 +43,7 @@ if [ -z "$rxe_resp" ]; then
 else
 	netns_veth ns1 || die "veth pair into ns1"
 	dev_add rrxe rrxe9 veth1 ns1 || die "rrxe9 on veth1 in ns1: $DEV_ERR"
-	modprobe rdma_rxe || die "modprobe rdma_rxe"
-	{ rdma link add rxe8 type rxe netdev veth0 && wait_gid rxe8 10; } ||
-		die "rxe8 on veth0 with its IPv4-mapped GID"
+	dev_add -k rxe rxe8 veth0 || die "rxe8 on veth0 beside rrxe9: $DEV_ERR"
 	peer_retry -n 30 ip netns exec ns1 ping -c 1 -W 1 10.9.0.1 >/dev/null ||
 		die "10.9.0.1 does not answer ping from ns1"
 	tap_ok "rrxe9 on veth1 in ns1 (the requester), rxe8 on veth0 (the responder)"
@@ -100,4 +98,8 @@ need=$((runs / 2 * 5 * 1048576 / $(tr_active_mtu $cdev)))
 check "responses of the -u 8 runs: $got for the $need the reads need, at most 4 times" \
 	[ "$got" -le $((need * 4)) ]
 rdma statistic show link $cdev/1 | sed 's/^/# /'
+if [ -n "$rxe_resp" ]; then
+	check "rdma link delete rxe8" rdma link delete rxe8
+	check "rmmod rdma_rxe" rmmod rdma_rxe
+fi
 tap_done
