@@ -273,7 +273,13 @@ pub(crate) struct WakeSlot {
 
 impl TxDone for TxWake {
     fn tx_done(&self, in_flight: usize) {
-        if in_flight <= TX_LOW && self.throttled.swap(false, Ordering::SeqCst) {
+        // A load first: the flag is rarely set, and a swap is a locked instruction per skb.
+        // SeqCst as in `tx_throttled`: it sets the flag and then reads `in_flight`, this
+        // reads the flag after `in_flight` dropped, so one of them sees the other.
+        if in_flight <= TX_LOW
+            && self.throttled.load(Ordering::SeqCst)
+            && self.throttled.swap(false, Ordering::SeqCst)
+        {
             let qp = self.slot.qp.lock().clone();
             if let Some(qp) = qp {
                 qp.schedule();

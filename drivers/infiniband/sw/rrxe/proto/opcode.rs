@@ -216,6 +216,40 @@ pub enum Opcode {
     UdSendOnlyImm = 0x65,
 }
 
+/// An opcode's operation, position in its message and extension headers.
+type Shape = (Operation, Position, HeaderSet);
+
+/// [`Opcode::decode_shape`] of every opcode, indexed by its byte (the bytes no opcode has
+/// hold a filler that no [`Opcode`] can reach).
+const SHAPES: [Shape; 256] = {
+    let mut t = [(Operation::Send, Position::Only, HeaderSet::NONE); 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i];
+        t[op as u8 as usize] = op.decode_shape();
+        i += 1;
+    }
+    t
+};
+
+// `ALL` is every opcode `from_u8` knows, so that `SHAPES` has each one's entry: as many,
+// in strictly increasing order.
+const _: () = {
+    let (mut b, mut known) = (0, 0);
+    while b < 256 {
+        if Opcode::from_u8(b as u8).is_ok() {
+            known += 1;
+        }
+        b += 1;
+    }
+    assert!(known == Opcode::ALL.len());
+    let mut i = 1;
+    while i < Opcode::ALL.len() {
+        assert!((Opcode::ALL[i - 1] as u8) < Opcode::ALL[i] as u8);
+        i += 1;
+    }
+};
+
 impl Opcode {
     /// Every known opcode, in numeric order.
     pub const ALL: [Opcode; 39] = [
@@ -320,8 +354,14 @@ impl Opcode {
         }
     }
 
-    /// The operation, position in the message and extension headers of the opcode.
-    const fn shape(self) -> (Operation, Position, HeaderSet) {
+    /// The operation, position in the message and extension headers of the opcode: a
+    /// load from [`SHAPES`], which the per-packet paths ask for many times.
+    const fn shape(self) -> Shape {
+        SHAPES[self as u8 as usize]
+    }
+
+    /// What [`Opcode::shape`] gives, decided by a match (to build [`SHAPES`]).
+    const fn decode_shape(self) -> Shape {
         use HeaderSet as H;
         use Operation as O;
         use Position as P;
