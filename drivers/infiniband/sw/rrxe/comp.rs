@@ -201,11 +201,10 @@ fn store(p: &Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
     if let Some(sge) = t.shape.sge {
         return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
     }
-    let stored = wqe::read_send(&p.inner.sq, index, p.qp.kernel)
-        .ok()
-        .filter(|w| wqe::Shape::of(w) == t.shape)
-        .map(|w| sgl::write(p.dev.data(), p.qp.owner(), w.data.sges(), off, data));
-    matches!(stored, Some(Ok(())))
+    let mut w = wqe::SendWqe::empty();
+    wqe::read_send(&p.inner.sq, index, p.qp.kernel, &mut w).is_ok()
+        && wqe::Shape::of(&w) == t.shape
+        && sgl::write(p.dev.data(), p.qp.owner(), w.data.sges(), off, data).is_ok()
 }
 
 /// The original value an atomic acknowledge returns.

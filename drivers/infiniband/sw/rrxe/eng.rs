@@ -83,11 +83,10 @@ impl Track {
 /// number, a power of two).
 static NO_TRACK: Track = Track::empty();
 
-/// The WQE the requester is sending.
+/// The WQE the requester is sending (its decoded copy is [`Engine::wqe`]).
 pub(crate) struct Cur {
     /// Its position in the send queue.
     pub(crate) index: u32,
-    pub(crate) wqe: SendWqe,
     pub(crate) seg: Segmenter,
     /// PSN of its next packet.
     pub(crate) next_psn: Psn,
@@ -186,6 +185,9 @@ pub(crate) struct Engine {
     /// sent): responses beyond acknowledge nothing.
     pub(crate) sent_end: Psn,
     pub(crate) cur: Option<Cur>,
+    /// The copy of the WQE `cur` sends, decoded in place when it starts (it is large: its
+    /// SGEs or inline data); meaningless while `cur` is `None`.
+    pub(crate) wqe: SendWqe,
     pub(crate) ack_policy: AckReqPolicy,
     /// Read/atomic slots in use.
     pub(crate) rd_atomic: u32,
@@ -228,6 +230,7 @@ impl Engine {
             psn: Psn::new(0),
             sent_end: Psn::new(0),
             cur: None,
+            wqe: SendWqe::empty(),
             ack_policy: AckReqPolicy::new(),
             rd_atomic: 0,
             rnr_wait: false,

@@ -300,12 +300,8 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     if again && old.all_sent && old.no_ack {
         return skip_again(inner, index, None);
     }
-    let wqe = match wqe::read_send(&inner.sq, index, qp.kernel) {
-        Ok(w) if again && Shape::of(&w) != old.shape => {
-            // Rewritten since its first send, whose PSNs and completion stand.
-            return skip_again(inner, index, Some(WcStatus::LocQpOpErr));
-        }
-        Ok(w) => w,
+    let shape = match wqe::read_send(&inner.sq, index, qp.kernel, &mut inner.eng.wqe) {
+        Ok(()) => Shape::of(&inner.eng.wqe),
         Err(e) if again => {
             return skip_again(inner, index, Some(e.wc_status()));
         }
@@ -324,11 +320,18 @@ fn start_next(p: &mut Pass<'_>) -> bool {
             return false;
         }
     };
+    if again && shape != old.shape {
+        // Rewritten since its first send, whose PSNs and completion stand.
+        return skip_again(inner, index, Some(WcStatus::LocQpOpErr));
+    }
+    let wqe = &inner.eng.wqe;
+    // What the rest needs of the WQE, copied: `inner` is changed on the way.
+    let (wr_id, op, flags, len, fence) = (wqe.wr_id, wqe.op, wqe.flags, wqe.len, wqe.fence());
     let holds = again && old.holds_rd_atomic;
     let g = gate(&GateInput {
         qp: qp.qp_type,
-        wr: wqe.op,
-        fence: wqe.fence(),
+        wr: op,
+        fence,
         earlier_outstanding: in_flight > 0,
         rd_atomic_in_flight: inner.eng.rd_atomic,
         max_rd_atomic: inner.params.max_rd_atomic.max(1),
@@ -341,49 +344,43 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         inner.eng.wait_completion = g != Gate::WaitPsnWindow;
         return false;
     }
-    if wqe.op.is_local() {
-        let status = match local_op(qp, dev, &wqe) {
+    if op.is_local() {
+        let status = match local_op(qp, dev, &inner.eng.wqe) {
             Ok(()) => WcStatus::Success,
-            Err(e) => local_status(wqe.op, e),
+            Err(e) => local_status(op, e),
         };
-        record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, status);
+        record_done(inner, index, wr_id, op, flags, status);
         return true;
     }
     // Destination: the connected path, or the AH of a datagram.
     let (path, dest_qpn, qkey) = if qp.qp_type.is_datagram() {
-        let av = match wqe.av {
+        let (av, ud) = (inner.eng.wqe.av, inner.eng.wqe.ud);
+        let av = match av {
             Some(av) => Some(av),
             // An AH of the QP's PD only.
             None => dev
                 .data()
                 .ahs()
-                .get(wqe.ud.ah_num)
+                .get(ud.ah_num)
                 .filter(|ah| ah.pd() == qp.pd)
                 .and_then(|ah| ah.roce()),
         };
         let Some(av) = av else {
-            record_done(
-                inner,
-                index,
-                wqe.wr_id,
-                wqe.op,
-                wqe.flags,
-                WcStatus::LocQpOpErr,
-            );
+            record_done(inner, index, wr_id, op, flags, WcStatus::LocQpOpErr);
             return true;
         };
         // IBA 10.2.5: a Q_Key with the high bit set means "use the QP's".
-        let qkey = if wqe.ud.remote_qkey & 0x8000_0000 != 0 {
+        let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
             inner.params.qkey
         } else {
-            wqe.ud.remote_qkey
+            ud.remote_qkey
         };
         (
             Path {
                 av,
                 src_port: inner.path.src_port,
             },
-            wqe.ud.remote_qpn,
+            ud.remote_qpn,
             qkey,
         )
     } else {
@@ -395,25 +392,18 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         inner.params.mtu
     };
     let first_psn = if again { old.first_psn } else { inner.eng.psn };
-    let mut seg = match Segmenter::new(qp.qp_type, wqe.op, wqe.len, mtu, first_psn) {
+    let mut seg = match Segmenter::new(qp.qp_type, op, len, mtu, first_psn) {
         Ok(s) => s,
         Err(ReqError::UdTooLong) => {
             // IBA C10-93.1.1: not sent, completed successfully; it still takes a PSN.
-            record_done(
-                inner,
-                index,
-                wqe.wr_id,
-                wqe.op,
-                wqe.flags,
-                WcStatus::Success,
-            );
+            record_done(inner, index, wr_id, op, flags, WcStatus::Success);
             if !again {
                 inner.eng.psn = inner.eng.psn.next();
             }
             return true;
         }
         Err(e) => {
-            record_done(inner, index, wqe.wr_id, wqe.op, wqe.flags, e.wc_status());
+            record_done(inner, index, wr_id, op, flags, e.wc_status());
             return true;
         }
     };
@@ -424,14 +414,14 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         }
     }
     let mut holds_rd_atomic = holds;
-    if wqe.op.uses_rd_atomic() && !holds {
+    if op.uses_rd_atomic() && !holds {
         inner.eng.rd_atomic += 1;
         holds_rd_atomic = true;
     }
     let t = Track {
-        wr_id: wqe.wr_id,
-        op: wqe.op,
-        signaled: wqe.flags & SEND_SIGNALED != 0,
+        wr_id,
+        op,
+        signaled: flags & SEND_SIGNALED != 0,
         first_psn,
         last_psn: seg.last_psn(),
         // A WQE sent again was sent whole once: an acknowledge of it may arrive while it
@@ -440,10 +430,10 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         no_ack: qp.qp_type != QpType::Rc,
         holds_rd_atomic,
         status: WcStatus::Success,
-        byte_len: wqe.len,
+        byte_len: len,
         // A result that came early stays with a WQE sent again.
         early: if again { old.early } else { None },
-        shape: Shape::of(&wqe),
+        shape,
     };
     inner.eng.set_track(index, t);
     if !again {
@@ -457,7 +447,6 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     };
     inner.eng.cur = Some(Cur {
         index,
-        wqe,
         seg,
         next_psn,
         path,
@@ -478,7 +467,7 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
     let Some(tx) = inner.tx.as_ref() else {
         return Ok(());
     };
-    let wqe = &cur.wqe;
+    let wqe = &inner.eng.wqe;
     let set = seg.opcode.headers();
     let mut bth = Bth::new(seg.opcode, cur.dest_qpn & QPN_MASK, seg.psn);
     bth.solicited = solicited(seg.opcode, wqe.solicited());
@@ -537,8 +526,13 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         seg.payload_len as usize,
         |buf: &mut [u8]| match &wqe.data {
             Data::Inline { bytes, len } => {
+                // Within the WQE's `len` bytes: the copy is decoded in place, and bytes
+                // beyond are an earlier WQE's.
                 let start = (seg.offset as usize).min(*len);
-                let src = bytes.get(start..start + buf.len()).ok_or(MemError::Range)?;
+                let src = bytes
+                    .get(start..*len)
+                    .and_then(|b| b.get(..buf.len()))
+                    .ok_or(MemError::Range)?;
                 buf.copy_from_slice(src);
                 Ok(())
             }

@@ -58,10 +58,42 @@ pub(crate) enum Data {
 }
 
 impl Data {
-    fn empty() -> Self {
-        Data::Sges {
-            sges: [Sge::default(); MAX_SGE],
-            n: 0,
+    /// No SGE.
+    const EMPTY: Data = Data::Sges {
+        sges: [Sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        }; MAX_SGE],
+        n: 0,
+    };
+
+    /// Makes `self` an empty list of SGEs, in place if it is one.
+    fn clear(&mut self) {
+        match self {
+            Data::Sges { n, .. } => *n = 0,
+            Data::Inline { .. } => *self = Data::EMPTY,
+        }
+    }
+
+    /// Makes `self` inline data of `len` bytes (at most [`MAX_INLINE`]), in place if it is
+    /// inline data, and returns them to be filled.
+    fn inline_mut(&mut self, len: usize) -> Result<&mut [u8], WqeError> {
+        if len > MAX_INLINE {
+            return Err(WqeError::Length);
+        }
+        if !matches!(self, Data::Inline { .. }) {
+            *self = Data::Inline {
+                bytes: [0; MAX_INLINE],
+                len: 0,
+            };
+        }
+        match self {
+            Data::Inline { bytes, len: l } => {
+                *l = len;
+                bytes.get_mut(..len).ok_or(WqeError::Length)
+            }
+            Data::Sges { .. } => Err(WqeError::Length),
         }
     }
 
@@ -113,7 +145,7 @@ pub(crate) type Ud = rxe_abi::UdFields;
 /// A memory window bind (or, for a kernel REG_MR, the registration), as the WQE holds it.
 pub(crate) type Bind = rxe_abi::MwFields;
 
-/// A validated copy of a send WQE.
+/// A validated copy of a send WQE, decoded in place ([`read_send`]).
 #[derive(Clone)]
 pub(crate) struct SendWqe {
     pub(crate) wr_id: u64,
@@ -132,6 +164,22 @@ pub(crate) struct SendWqe {
 }
 
 impl SendWqe {
+    /// An empty copy, for [`read_send`] to fill.
+    pub(crate) fn empty() -> Self {
+        SendWqe {
+            wr_id: 0,
+            op: WrOpcode::Send,
+            flags: 0,
+            ex: 0,
+            remote: Remote::default(),
+            ud: Ud::default(),
+            av: None,
+            bind: Bind::default(),
+            len: 0,
+            data: Data::EMPTY,
+        }
+    }
+
     /// Whether the WQE asked for solicited events.
     pub(crate) fn solicited(&self) -> bool {
         self.flags & SEND_SOLICITED != 0
@@ -204,12 +252,22 @@ pub(crate) struct RecvWqe {
     pub(crate) data: Data,
 }
 
-/// Reads `n` SGEs starting at `off` of element `index`.
-fn read_sges(q: &FromClient, index: u32, off: usize, n: usize) -> Result<Data, WqeError> {
+/// Reads `n` SGEs starting at `off` of element `index` into `data`, in place if it holds
+/// SGEs (the entries past `n` are left as they were: only the first `n` are ever used).
+fn read_sges(
+    q: &FromClient,
+    index: u32,
+    off: usize,
+    n: usize,
+    data: &mut Data,
+) -> Result<(), WqeError> {
     if n > MAX_SGE {
         return Err(WqeError::Length);
     }
-    let mut sges = [Sge::default(); MAX_SGE];
+    data.clear();
+    let Data::Sges { sges, n: count } = data else {
+        return Err(WqeError::Length);
+    };
     let mut total = 0u64;
     for (i, s) in sges.iter_mut().take(n).enumerate() {
         let raw: rxe_abi::Sge = q
@@ -225,18 +283,25 @@ fn read_sges(q: &FromClient, index: u32, off: usize, n: usize) -> Result<Data, W
     if total > u64::from(crate::proto::requester::MAX_MSG_SIZE) {
         return Err(WqeError::Length);
     }
-    Ok(Data::Sges { sges, n })
+    *count = n;
+    Ok(())
 }
 
-/// Decodes the send WQE at ring position `index`; `kernel`: the QP is a kernel consumer's
-/// (its UD requests carry their address vector).
-pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<SendWqe, WqeError> {
+/// Decodes the send WQE at ring position `index` into `w`, in place (it is large: SGEs or
+/// inline data); `kernel`: the QP is a kernel consumer's (its UD requests carry their
+/// address vector). On an error `w` holds parts of the WQE and must not be used.
+pub(crate) fn read_send(
+    q: &FromClient,
+    index: u32,
+    kernel: bool,
+    w: &mut SendWqe,
+) -> Result<(), WqeError> {
     let raw: SendWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
     let op = WrOpcode::from_u32(raw.opcode()).ok_or(WqeError::Opcode)?;
     let mut remote = Remote::default();
     let mut ud = Ud::default();
     let mut bind = Bind::default();
-    let mut data = Data::empty();
+    let data = &mut w.data;
     let dma_len = raw.dma_length();
     let mut len = dma_len;
     match op {
@@ -283,55 +348,50 @@ pub(crate) fn read_send(q: &FromClient, index: u32, kernel: bool) -> Result<Send
     let flags = raw.send_flags();
     if op == WrOpcode::AtomicWrite {
         // The 8 bytes to write travel in the WQE.
-        let mut bytes = [0u8; MAX_INLINE];
-        let v = bytes.get_mut(..8).ok_or(WqeError::Length)?;
-        q.read_at(index, SEND_SGE_OFF, v)
+        q.read_at(index, SEND_SGE_OFF, data.inline_mut(8)?)
             .map_err(|_| WqeError::Length)?;
-        data = Data::Inline { bytes, len: 8 };
         len = 8;
     } else if matches!(op, WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd) {
         // The original value lands in the first SGE.
-        data = read_sges(q, index, SEND_SGE_OFF, (raw.num_sge() as usize).min(1))?;
+        read_sges(
+            q,
+            index,
+            SEND_SGE_OFF,
+            (raw.num_sge() as usize).min(1),
+            data,
+        )?;
         len = 8;
     } else if flags & SEND_INLINE != 0
         && !op.is_local()
         && !matches!(op, WrOpcode::RdmaRead | WrOpcode::Flush)
     {
-        let n = dma_len as usize;
-        if n > MAX_INLINE {
-            return Err(WqeError::Length);
-        }
-        let mut bytes = [0u8; MAX_INLINE];
-        let v = bytes.get_mut(..n).ok_or(WqeError::Length)?;
-        q.read_at(index, SEND_SGE_OFF, v)
+        q.read_at(index, SEND_SGE_OFF, data.inline_mut(dma_len as usize)?)
             .map_err(|_| WqeError::Length)?;
-        data = Data::Inline { bytes, len: n };
     } else if !op.is_local() && op != WrOpcode::Flush {
-        data = read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize)?;
+        read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize, data)?;
         // The provider sets the length to what the SGEs hold: anything else is a corrupt
         // WQE.
         len = u32::try_from(data.len()).map_err(|_| WqeError::Length)?;
         if len != dma_len {
             return Err(WqeError::Length);
         }
+    } else {
+        data.clear();
     }
-    let av = if kernel && matches!(op, WrOpcode::Send | WrOpcode::SendImm) {
+    w.av = if kernel && matches!(op, WrOpcode::Send | WrOpcode::SendImm) {
         get_av(q, index).ok()
     } else {
         None
     };
-    Ok(SendWqe {
-        wr_id: raw.wr_id(),
-        op,
-        flags,
-        ex: raw.ex(),
-        remote,
-        ud,
-        av,
-        bind,
-        len,
-        data,
-    })
+    w.wr_id = raw.wr_id();
+    w.op = op;
+    w.flags = flags;
+    w.ex = raw.ex();
+    w.remote = remote;
+    w.ud = ud;
+    w.bind = bind;
+    w.len = len;
+    Ok(())
 }
 
 /// The `wr_id` of the send WQE at `index`, for completing a WQE that does not decode.
@@ -356,7 +416,8 @@ impl WqeError {
 /// Decodes the receive WQE at ring position `index`.
 pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError> {
     let raw: RecvWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
-    let data = read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize)?;
+    let mut data = Data::EMPTY;
+    read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut data)?;
     Ok(RecvWqe {
         wr_id: raw.wr_id(),
         data,
