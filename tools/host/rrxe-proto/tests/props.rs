@@ -135,6 +135,20 @@ fn ipv4() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// `Packet::peek` of `buf` gives what `Packet::parse` does: the same BTH and payload, or
+/// the same error.
+fn peek_agrees(buf: &[u8]) -> Result<(), TestCaseError> {
+    match (Packet::peek(buf), Packet::parse(buf)) {
+        (Ok((bth, payload)), Ok(p)) => {
+            prop_assert_eq!(bth, p.hdr.bth);
+            prop_assert_eq!(payload, p.payload);
+        }
+        (Err(a), Err(b)) => prop_assert_eq!(a, b),
+        (a, b) => prop_assert!(false, "peek {:?}, parse {:?}", a.map(|x| x.0), b),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -199,9 +213,38 @@ proptest! {
         prop_assert_eq!(p.payload, &payload[..]);
     }
 
+    /// `peek` accepts what `parse` accepts, refuses it for the same reason, and finds the
+    /// same BTH and payload.
+    #[test]
+    fn peek_agrees_with_parse(op in opcode(), ver in prop::bool::weighted(0.9),
+                              mut bytes in prop::collection::vec(any::<u8>(), 0..120)) {
+        if let Some(b) = bytes.get_mut(0) {
+            *b = op.to_u8();
+        }
+        if ver {
+            if let Some(b) = bytes.get_mut(1) {
+                *b &= 0xf0;
+            }
+        }
+        peek_agrees(&bytes)?;
+    }
+
+    /// The same on valid packets with one header byte replaced: what the extension headers
+    /// hold, where a check of content (not length) would show.
+    #[test]
+    fn peek_agrees_on_packets((h, payload) in packet(), at in any::<prop::sample::Index>(),
+                              byte in any::<u8>()) {
+        let mut buf = vec![0u8; 4200];
+        let lay = encode(&h, &payload, &mut buf).unwrap();
+        buf.truncate(lay.total_len);
+        buf[at.index(lay.header_len)] = byte;
+        peek_agrees(&buf)?;
+    }
+
     #[test]
     fn parse_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let _ = Packet::parse(&bytes);
+        let _ = Packet::peek(&bytes);
         let _ = Headers::parse(&bytes);
         let _ = Bth::parse(&bytes);
         let _ = Reth::parse(&bytes);

@@ -225,10 +225,11 @@ impl Headers {
     /// Decodes the BTH and the extension headers its opcode calls for from the start of
     /// `buf`, checking the transport version.
     pub fn parse(buf: &[u8]) -> Result<Headers> {
-        let bth = Bth::parse(buf)?;
-        if bth.tver != 0 {
-            return Err(ProtoError::BadTransportVersion(bth.tver));
-        }
+        Self::parse_ext(checked_bth(buf)?, buf)
+    }
+
+    /// The headers of `buf` whose BTH is `bth`: the extension headers its opcode calls for.
+    fn parse_ext(bth: Bth, buf: &[u8]) -> Result<Headers> {
         let set = bth.opcode.headers();
         let mut h = Headers::new(bth);
         let mut off = BTH_LEN;
@@ -267,6 +268,15 @@ impl Headers {
     }
 }
 
+/// The BTH at the start of `buf`, of a known opcode and transport version 0.
+fn checked_bth(buf: &[u8]) -> Result<Bth> {
+    let bth = Bth::parse(buf)?;
+    if bth.tver != 0 {
+        return Err(ProtoError::BadTransportVersion(bth.tver));
+    }
+    Ok(bth)
+}
+
 /// `buf` from `off` on.
 fn tail(buf: &[u8], off: usize) -> Result<&[u8]> {
     buf.get(off..).ok_or(ProtoError::Truncated)
@@ -296,15 +306,26 @@ impl<'a> Packet<'a> {
     /// the `icrc` module, which needs the IP and UDP headers too; the path MTU of the QP by
     /// the responder or completer.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>> {
-        let hdr = Headers::parse(buf)?;
-        let opcode = hdr.bth.opcode;
+        let (bth, payload) = Self::peek(buf)?;
+        let hdr = Headers::parse_ext(bth, buf)?;
+        Ok(Packet { hdr, payload })
+    }
+
+    /// Checks `buf` as [`Packet::parse`] does, with the same result, but decodes only the
+    /// BTH: it and the payload. The receive path's first look at a packet (its QP, request
+    /// or response), before the stage that takes it parses it whole.
+    pub fn peek(buf: &'a [u8]) -> Result<(Bth, &'a [u8])> {
+        let bth = checked_bth(buf)?;
+        let opcode = bth.opcode;
         let header_len = opcode.header_len();
+        // The extension headers lie in the `header_len` bytes, so this length check is
+        // theirs too (they check nothing else).
         let body = buf
             .len()
             .checked_sub(header_len + ICRC_LEN)
             .ok_or(ProtoError::Truncated)?;
         let payload_len = body
-            .checked_sub(usize::from(hdr.bth.pad))
+            .checked_sub(usize::from(bth.pad))
             .ok_or(ProtoError::Truncated)?;
         if body != 0 && !opcode.has_payload() {
             return Err(ProtoError::UnexpectedPayload);
@@ -319,7 +340,7 @@ impl<'a> Packet<'a> {
         let payload = buf
             .get(header_len..header_len + payload_len)
             .ok_or(ProtoError::Truncated)?;
-        Ok(Packet { hdr, payload })
+        Ok((bth, payload))
     }
 
     /// The opcode.
