@@ -9,7 +9,9 @@
 # (its SENDs flushed with IBV_WC_WR_FLUSH_ERR within 10 s) and both QPs are destroyed
 # within 10 s each. Two shorter runs end differently: the requester destroyed while it
 # waits for its RNR timer, and the process killed (kill -9) while it retries: it must be
-# gone within 10 s with its QPs, and the RNR NAKs must stop. A second process probes
+# gone within 10 s with its QPs, and the RNR NAKs must stop. One more run (SECS/2 s)
+# waits 655 ms per RNR NAK with an ACK timeout of 16.8 ms and a retry count of 6: the
+# transport timer's expiries in an RNR wait are no retries. A second process probes
 # liveness twice a second throughout; soft lockups and RCU stalls fail the run in vm-run.
 #   vm-run [--provider rxe|rrxe] --timeout 400 tools/testing/guest/rnr-forever.sh [SECS]
 set -uo pipefail
@@ -52,6 +54,16 @@ run flush -t "$secs" -e flush
 r1=$(counter rcvd_rnr_err)
 check "rdma statistic: rcvd_rnr_err grew ($r0 -> $r1)" [ "${r1:-0}" -gt "${r0:-0}" ]
 run destroy -t 10 -e destroy
+# An RNR wait far longer than the ACK timeout (RNR timer code 0, 655.36 ms; timeout 12,
+# 16.8 ms) with a finite retry count (6, as SMB Direct sets it): the requester is silent at
+# the responder's request, so the transport timer must not count retries meanwhile. It
+# did (rxe does too): the seventh expiry in the first wait failed the SENDs with
+# RETRY_EXC_ERR.
+if [ "${RRXE_PROVIDER:-rrxe}" = rrxe ]; then
+	run long-wait -t $((secs / 2)) -r 0 -a 12 -c 6 -e flush
+else
+	tap_skip "rnr-forever -r 0 -a 12 -c 6: $RRXE_PROVIDER counts the retries (RETRY_EXC_ERR)"
+fi
 
 # Killed while retrying: the process, its QPs and the retries end promptly.
 "$bin" -d "$dev" -g "$RRXE_GID_INDEX" -t 10 -e kill >/tmp/kill.out 2>&1 &

@@ -4,7 +4,7 @@
  * (rnr_retry 7) sends to a responder that never posts a receive.
  *
  *   rnr-forever [-d DEV] [-g GID_INDEX] [-t SECS] [-r TIMER] [-n SENDS] [-a TIMEOUT]
- *               [-e flush|destroy|kill]
+ *               [-c RETRY_CNT] [-e flush|destroy|kill]
  *
  * Two RC QPs on one device, connected to each other over its GID (default $RRXE_GID_INDEX
  * or the first IPv4-mapped RoCE v2 GID): A posts SENDS (default 4) signaled SENDs, B has
@@ -12,7 +12,8 @@
  * (default 24: 40.96 ms); A waits that long and sends again, for ever. For SECS (default
  * 60) it checks, about once a second:
  *   - no completion at all, on either QP (not RNR_RETRY_EXC_ERR, not RETRY_EXC_ERR from
- *     A's transport timer, TIMEOUT (default 14, 67 ms) being shorter than the RNR wait);
+ *     A's transport timer (ACK timeout TIMEOUT, default 14: 67 ms; retry count RETRY_CNT,
+ *     default 7), even when the RNR wait is longer than the timeout);
  *   - both QPs stay in RTS;
  *   - the device's rcvd_rnr_err and send_rnr_err grow, with never 10 s without growth
  *     (the retries go on), and no faster than 3 times the rate the RNR timer allows plus
@@ -75,15 +76,18 @@ static struct ibv_qp *new_qp(void)
 	return ibv_create_qp(pd, &a);
 }
 
-/* S to RTS, connected to D; RNR_TIMER is what S answers with, TIMEOUT its ACK timeout. */
+/*
+ * S to RTS, connected to D; RNR_TIMER is what S answers with, TIMEOUT its ACK timeout and
+ * RETRY_CNT its retry count.
+ */
 static int connect_qp(struct ibv_qp *s, struct ibv_qp *d, enum ibv_mtu mtu, uint8_t rnr_timer,
-		      uint8_t timeout)
+		      uint8_t timeout, uint8_t retry_cnt)
 {
 	struct rc_conn c = {
 		.port = port, .sgid_index = gid_index, .dgid = gid, .mtu = mtu,
 		.dest_qpn = d->qp_num, .rq_psn = d->qp_num & 0xffffff,
 		.sq_psn = s->qp_num & 0xffffff, .access = IBV_ACCESS_LOCAL_WRITE, .rd_atomic = 1,
-		.min_rnr_timer = rnr_timer, .timeout = timeout, .retry_cnt = 7,
+		.min_rnr_timer = rnr_timer, .timeout = timeout, .retry_cnt = retry_cnt,
 		.rnr_retry = 7, /* infinite */
 	};
 
@@ -176,7 +180,7 @@ static void flush(int sends)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rnr-forever [-d DEV] [-g GID_INDEX] [-t SECS] [-r TIMER] "
-			"[-n SENDS] [-a TIMEOUT] [-e flush|destroy|kill]\n");
+			"[-n SENDS] [-a TIMEOUT] [-c RETRY_CNT] [-e flush|destroy|kill]\n");
 	exit(2);
 }
 
@@ -184,7 +188,7 @@ int main(int argc, char **argv)
 {
 	double secs = 60, start, now, last, last_growth, max_lag = 0, bound, rate, worst = 0, el;
 	int opt, i, err, sends = 4, wcs = 0, not_rts = 0, windows = 0, hot = 0, stalled = 0;
-	unsigned int timer = 24, timeout = 14;
+	unsigned int timer = 24, timeout = 14, retry_cnt = 7;
 	long long r0, s0, p0, rp, r, s, p;
 	const char *end = "flush";
 	struct ibv_port_attr pattr;
@@ -192,7 +196,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	devname = getenv("RRXE_DEV");
-	while ((opt = getopt(argc, argv, "d:g:t:r:n:a:e:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:t:r:n:a:c:e:h")) != -1) {
 		switch (opt) {
 		case 'd': devname = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
@@ -200,11 +204,12 @@ int main(int argc, char **argv)
 		case 'r': timer = strtoul(optarg, NULL, 0); break;
 		case 'n': sends = atoi(optarg); break;
 		case 'a': timeout = strtoul(optarg, NULL, 0); break;
+		case 'c': retry_cnt = strtoul(optarg, NULL, 0); break;
 		case 'e': end = optarg; break;
 		default: usage();
 		}
 	}
-	if (timer > 31 || timeout > 31 || sends < 1 || sends > 64 ||
+	if (timer > 31 || timeout > 31 || retry_cnt > 7 || sends < 1 || sends > 64 ||
 	    (strcmp(end, "flush") && strcmp(end, "destroy") && strcmp(end, "kill")))
 		usage();
 
@@ -223,8 +228,8 @@ int main(int argc, char **argv)
 	qb = new_qp();
 	if (!pd || !mr || !cq || !qa || !qb)
 		bail_out("PD, MR, CQ and two RC QPs: %s", strerror(errno));
-	err = connect_qp(qa, qb, pattr.active_mtu, timer, timeout);
-	err = err ?: connect_qp(qb, qa, pattr.active_mtu, timer, timeout);
+	err = connect_qp(qa, qb, pattr.active_mtu, timer, timeout, retry_cnt);
+	err = err ?: connect_qp(qb, qa, pattr.active_mtu, timer, timeout, retry_cnt);
 	if (err)
 		bail_out("connect the RC QPs: %s", strerror(err));
 	r0 = counter("rcvd_rnr_err");
@@ -235,10 +240,10 @@ int main(int argc, char **argv)
 			 ibv_get_device_name(ctx->device));
 	/* A NAK every RNR wait, 3 times that for scheduling slop, 10 more for timer ticks. */
 	bound = 3 * 1e6 / rnr_us[timer] + 10;
-	printf("# %s: QPs %u -> %u, RNR timer %u (%u us), ACK timeout %u, %d SENDs, %.0f s; "
-	       "at most %.1f RNR NAKs/s\n",
+	printf("# %s: QPs %u -> %u, RNR timer %u (%u us), ACK timeout %u, retry count %u, "
+	       "%d SENDs, %.0f s; at most %.1f RNR NAKs/s\n",
 	       ibv_get_device_name(ctx->device), qa->qp_num, qb->qp_num, timer,
-	       rnr_us[timer], timeout, sends, secs, bound);
+	       rnr_us[timer], timeout, retry_cnt, sends, secs, bound);
 
 	for (i = 0; i < sends; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
