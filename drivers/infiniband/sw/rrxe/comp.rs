@@ -157,8 +157,19 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
 /// when it finds a response queued. Taken as a timeout on a busy CPU, where the expiry and
 /// the responses it waited for come late together, it sent the window again for nothing
 /// (slow-responder.sh).
+///
+/// An expiry in an RNR wait is void too: the requester is silent at the responder's
+/// request, and the RNR timer's retransmission starts the timer again (the RNR NAK stops
+/// it, [`heard`]; the RNR timer voids an expiry it finds unhandled). Counted, a wait
+/// longer than the ACK timeout spent the retry count and failed the WQE with
+/// `RETRY_EXC_ERR` on a responder that was only out of receives (rnr-forever.sh; rxe does
+/// the same).
 pub(crate) fn on_timeout(p: &mut Pass<'_>) {
-    if p.qp.qp_type != QpType::Rc || !p.inner.can_send() || !outstanding(p.inner) {
+    if p.qp.qp_type != QpType::Rc
+        || !p.inner.can_send()
+        || !outstanding(p.inner)
+        || p.inner.eng.rnr_wait
+    {
         return;
     }
     start_retry(p, Why::Timeout);
@@ -487,10 +498,11 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
 /// and its queue of asks grew without end (the debug kernel's interop-rxe-rrxe). Only
 /// packets from the peer's address to this QP get here ([`crate::admit::accept`]), as with
 /// rxe; one that forges them can hold off a timeout, not cause a retry. An expiry this
-/// pass has not handled yet is void ([`on_timeout`]).
+/// pass has not handled yet is void ([`on_timeout`]). An RNR NAK stops the timer instead:
+/// the requester sends nothing until the RNR timer's retransmission, which starts it.
 fn heard(p: &mut Pass<'_>) {
     p.inner.eng.timed_out = false;
-    p.out.retrans = if front_open(p) {
+    p.out.retrans = if front_open(p) && !p.inner.eng.rnr_wait {
         p.inner.params.timeout_us.or(Some(0))
     } else {
         Some(0)

@@ -560,6 +560,9 @@ impl TimerCallback<1> for QpShared {
             if inner.eng.rnr_wait {
                 inner.eng.rnr_wait = false;
                 inner.eng.retry_plan.rewind = true;
+                // An expiry of the retransmission timer not handled yet fell in the wait:
+                // void (`comp::on_timeout`).
+                inner.eng.timed_out = false;
             }
         }
         this.schedule();
