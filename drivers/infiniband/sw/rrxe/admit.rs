@@ -19,8 +19,8 @@ use crate::{
 pub(crate) fn accept(p: &Pass<'_>, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> bool {
     let keys = QpKeys {
         qp_type: p.qp.qp_type,
-        sgid: p.inner.path.av.sgid,
-        dgid: p.inner.path.av.dgid,
+        sgid: p.inner.path.av().sgid,
+        dgid: p.inner.path.av().dgid,
         qkey: p.inner.params.qkey,
     };
     let Err(r) = admit(&keys, ip, udp, pkt) else {

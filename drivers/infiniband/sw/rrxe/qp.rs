@@ -15,7 +15,7 @@ use crate::{
         error::eopnotsupp,
         net::{skb::SkbQueue, xmit::TxOwner},
         rdma::{
-            ah::AhAttrs,
+            ah::{AhAttrs, RoceAv},
             cq::CqRef,
             device::{Device, Registered},
             mmap::MmapEntry,
@@ -333,10 +333,7 @@ impl Qp {
                 e
             }
         })?;
-        let path = Path {
-            src_port: tx::src_port(qpn),
-            ..Default::default()
-        };
+        let path = Path::new(RoceAv::default(), tx::src_port(qpn));
         let sq_watch = sq.watch();
         let shared = Arc::pin_init(
             pin_init!(QpShared {
@@ -442,7 +439,7 @@ impl Qp {
             inner.attr.update(attr, mask);
             inner.params = Params::of(&inner.attr.get(), qp);
             if let Some(av) = av {
-                inner.path.av = av;
+                inner.path = inner.path.to(av);
             }
             if let Some(res) = res {
                 inner.eng.resp.res = res;

@@ -31,7 +31,7 @@ use crate::{
     },
     qp::{Inner, QpShared, BUDGET},
     sgl,
-    tx::{self, Path, TxError},
+    tx::{self, TxError},
     wqe::{self, Data, SendWqe, Shape, SEND_SIGNALED},
 };
 
@@ -375,14 +375,7 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         } else {
             ud.remote_qkey
         };
-        (
-            Path {
-                av,
-                src_port: inner.path.src_port,
-            },
-            ud.remote_qpn,
-            qkey,
-        )
+        (inner.path.to(av), ud.remote_qpn, qkey)
     } else {
         (inner.path, inner.params.dest_qpn, 0)
     };

@@ -37,11 +37,12 @@ pub(crate) struct Egress<'a> {
     pub(crate) woken: &'a Woken,
 }
 
-/// Where a QP's packets go: the address vector and the QP's UDP source port.
-#[derive(Clone, Copy, Default)]
+/// Where a QP's packets go: the address vector, and the datagram flow made of it and the
+/// QP's UDP source port once, when the vector is set (not for every packet).
+#[derive(Clone, Copy)]
 pub(crate) struct Path {
-    pub(crate) av: RoceAv,
-    pub(crate) src_port: u16,
+    av: RoceAv,
+    flow: Flow,
 }
 
 /// Whether a GID is an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
@@ -65,26 +66,38 @@ pub(crate) fn src_port(qpn: u32) -> u16 {
 }
 
 impl Path {
-    fn flow(&self) -> Flow {
-        let addrs = match (v4_mapped(&self.av.sgid), v4_mapped(&self.av.dgid)) {
+    /// The path to `av` from UDP source port `src_port`.
+    pub(crate) fn new(av: RoceAv, src_port: u16) -> Self {
+        let addrs = match (v4_mapped(&av.sgid), v4_mapped(&av.dgid)) {
             (Some(src), Some(dst)) => IpAddrs::V4 { src, dst },
             _ => IpAddrs::V6 {
-                src: self.av.sgid,
-                dst: self.av.dgid,
+                src: av.sgid,
+                dst: av.dgid,
             },
         };
-        RoceFlow {
+        let flow = RoceFlow {
             addrs,
-            src_port: self.src_port,
-            tos: self.av.traffic_class,
-            ttl: if self.av.hop_limit == 0 {
+            src_port,
+            tos: av.traffic_class,
+            ttl: if av.hop_limit == 0 {
                 DEFAULT_TTL
             } else {
-                self.av.hop_limit
+                av.hop_limit
             },
-            flow_label: self.av.flow_label,
+            flow_label: av.flow_label,
         }
-        .flow()
+        .flow();
+        Path { av, flow }
+    }
+
+    /// The path to `av` from the same source port.
+    pub(crate) fn to(&self, av: RoceAv) -> Self {
+        Self::new(av, self.flow.src_port)
+    }
+
+    /// The address vector.
+    pub(crate) fn av(&self) -> &RoceAv {
+        &self.av
     }
 }
 
@@ -110,7 +123,7 @@ pub(crate) fn send<E>(
 ) -> Result<(), TxError<E>> {
     let ndev = link.ndev;
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
-    let flow = path.flow();
+    let flow = &path.flow;
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
     let family = if v6 { Family::V6 } else { Family::V4 };
     let mut skb = TxSkb::alloc(ndev, family, layout.total_len).map_err(|_| TxError::Net)?;
@@ -135,11 +148,11 @@ pub(crate) fn send<E>(
         // Addressed to this device: the packet never leaves memory, so it carries no
         // ICRC (the receive path is told not to check it).
         let skb = skb
-            .loopback(ndev, &flow, |_, _, _| {})
+            .loopback(ndev, flow, |_, _, _| {})
             .map_err(|_| TxError::Net)?;
         recv::process(dev, skb, Origin::Loopback(link.woken));
         Ok(())
     } else {
-        skb.send(ndev, &flow, finish).map_err(|_| TxError::Net)
+        skb.send(ndev, flow, finish).map_err(|_| TxError::Net)
     }
 }
