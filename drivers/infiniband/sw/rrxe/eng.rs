@@ -139,9 +139,9 @@ pub(crate) struct Writing {
     pub(crate) total: u32,
 }
 
-/// The receive WQE held for the message being received.
+/// The receive WQE held for the message being received (its decoded copy is
+/// [`Resp::wqe`]).
 pub(crate) struct Receiving {
-    pub(crate) wqe: RecvWqe,
     /// It came from the SRQ (already consumed there).
     pub(crate) from_srq: bool,
     /// Bytes written so far.
@@ -158,6 +158,9 @@ pub(crate) struct Resp {
     /// Opcode of the last request processed (`None` after an RDMA READ).
     pub(crate) prev: Option<crate::proto::opcode::Opcode>,
     pub(crate) recv: Option<Receiving>,
+    /// The copy of the receive WQE `recv` holds, decoded in place when it is taken (it is
+    /// large: its SGEs); meaningless while `recv` is `None`.
+    pub(crate) wqe: RecvWqe,
     pub(crate) write: Option<Writing>,
     pub(crate) reading: Option<Reading>,
     /// Read/atomic resources (`max_dest_rd_atomic` slots).
@@ -251,6 +254,7 @@ impl Engine {
                 seq: SeqState::default(),
                 prev: None,
                 recv: None,
+                wqe: RecvWqe::EMPTY,
                 write: None,
                 reading: None,
                 res: KVec::new(),

@@ -71,7 +71,7 @@ impl Inner {
     pub(crate) fn flush_all(&mut self, qp: &QpShared, out: &mut Outbox) {
         if let Some(r) = self.eng.resp.recv.take() {
             if r.from_srq {
-                let wc = flushed(qp, r.wqe.wr_id, WcOpcode::Recv as u32);
+                let wc = flushed(qp, self.eng.resp.wqe.wr_id, WcOpcode::Recv as u32);
                 if crate::cq::post(&qp.recv_cq, &wc, false).unwrap_or(false) {
                     out.recv_cq = true;
                 }

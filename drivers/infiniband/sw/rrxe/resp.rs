@@ -229,11 +229,13 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
     if inner.eng.resp.recv.is_some() {
         return Ok(true);
     }
-    let (wqe, from_srq) = if let Some(srq) = qp.srq.as_ref() {
-        match srq.take() {
+    let wqe = &mut inner.eng.resp.wqe;
+    let from_srq = if let Some(srq) = qp.srq.as_ref() {
+        match srq.take(wqe) {
             None => return Ok(false),
-            Some(wqe) => (wqe.map_err(|_| RespError::MalformedWqe)?, true),
+            Some(read) => read.map_err(|_| RespError::MalformedWqe)?,
         }
+        true
     } else {
         let Some(rq) = inner.rq.as_ref() else {
             return Ok(false);
@@ -241,11 +243,10 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
         if rq.count() == 0 {
             return Ok(false);
         }
-        let wqe = read_recv(rq, rq.consumer()).map_err(|_| RespError::MalformedWqe)?;
-        (wqe, false)
+        read_recv(rq, rq.consumer(), wqe).map_err(|_| RespError::MalformedWqe)?;
+        false
     };
     inner.eng.resp.recv = Some(Receiving {
-        wqe,
         from_srq,
         offset: 0,
     });
@@ -264,7 +265,7 @@ fn complete_recv(p: &mut Pass<'_>, wc: &Cqe, solicited: bool) {
         }
     }
     let wc = Cqe {
-        wr_id: r.wqe.wr_id,
+        wr_id: p.inner.eng.resp.wqe.wr_id,
         ..*wc
     };
     match crate::cq::post(&p.qp.recv_cq, &wc, solicited) {
@@ -414,7 +415,8 @@ fn duplicate(p: &mut Pass<'_>, pkt: &Packet<'_>) {
 
 /// The UD receive buffer length (for the length check).
 fn recv_len(inner: &Inner) -> u64 {
-    inner.eng.resp.recv.as_ref().map_or(0, |r| r.wqe.data.len())
+    let resp = &inner.eng.resp;
+    resp.recv.as_ref().map_or(0, |_| resp.wqe.data.len())
 }
 
 /// Checks a request's PSN; handles a duplicate or out-of-sequence one. Returns whether it
@@ -537,13 +539,15 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
         opcode: recv_wc_opcode(pkt.opcode()) as u32,
         ..Cqe::of(qp)
     };
-    let Some(r) = p.inner.eng.resp.recv.as_mut() else {
+    let resp = &mut p.inner.eng.resp;
+    let Some(r) = resp.recv.as_mut() else {
         return Err(RespError::Rnr);
     };
+    let sges = resp.wqe.data.sges();
     if qp.qp_type.is_datagram() {
         // The network header goes first.
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
-        sgl::write(d, qp.owner(), r.wqe.data.sges(), 0, &grh.area).map_err(mem_err_local)?;
+        sgl::write(d, qp.owner(), sges, 0, &grh.area).map_err(mem_err_local)?;
         r.offset = UD_GRH_LEN;
         wc.wc_flags |= WcFlags::GRH.bits();
         wc.network_hdr_type = if grh.ipv4 {
@@ -562,7 +566,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
     if end > u64::from(crate::params::MAX_MSG_SZ) {
         return Err(RespError::Length);
     }
-    sgl::write(d, qp.owner(), r.wqe.data.sges(), r.offset, pkt.payload).map_err(mem_err_local)?;
+    sgl::write(d, qp.owner(), sges, r.offset, pkt.payload).map_err(mem_err_local)?;
     r.offset = end;
     wc.byte_len = end as u32;
     finish_message(p, pkt, wc)

@@ -49,17 +49,17 @@ pub(crate) struct SrqShared {
 }
 
 impl SrqShared {
-    /// Takes the oldest posted WQE (`Err` for a malformed one, which is consumed). When
-    /// the number of posted WQEs falls below the armed limit, disarms it and reports
-    /// `IB_EVENT_SRQ_LIMIT_REACHED`.
-    pub(crate) fn take(&self) -> Option<Result<RecvWqe, WqeError>> {
+    /// Takes the oldest posted WQE, decoded into `w` (`Err` for a malformed one, which is
+    /// consumed). When the number of posted WQEs falls below the armed limit, disarms it
+    /// and reports `IB_EVENT_SRQ_LIMIT_REACHED`.
+    pub(crate) fn take(&self, w: &mut RecvWqe) -> Option<Result<(), WqeError>> {
         let (wqe, limit) = {
             let mut inner = self.inner.lock();
             if inner.resizing || inner.rq.count() == 0 {
                 return None;
             }
             let cons = inner.rq.consumer();
-            let wqe = read_recv(&inner.rq, cons);
+            let wqe = read_recv(&inner.rq, cons, w);
             inner.rq.advance();
             let limit = inner.limit != 0 && inner.rq.count() < inner.limit;
             if limit {

@@ -246,10 +246,17 @@ impl Shape {
 }
 
 /// A validated copy of a receive WQE.
-#[derive(Clone)]
 pub(crate) struct RecvWqe {
     pub(crate) wr_id: u64,
     pub(crate) data: Data,
+}
+
+impl RecvWqe {
+    /// An empty copy, for [`read_recv`] to fill.
+    pub(crate) const EMPTY: RecvWqe = RecvWqe {
+        wr_id: 0,
+        data: Data::EMPTY,
+    };
 }
 
 /// Reads `n` SGEs starting at `off` of element `index` into `data`, in place if it holds
@@ -413,15 +420,12 @@ impl WqeError {
     }
 }
 
-/// Decodes the receive WQE at ring position `index`.
-pub(crate) fn read_recv(q: &FromClient, index: u32) -> Result<RecvWqe, WqeError> {
+/// Decodes the receive WQE at ring position `index` into `w`, in place (its SGEs make it
+/// large). On an error `w` holds parts of the WQE and must not be used.
+pub(crate) fn read_recv(q: &FromClient, index: u32, w: &mut RecvWqe) -> Result<(), WqeError> {
     let raw: RecvWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
-    let mut data = Data::EMPTY;
-    read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut data)?;
-    Ok(RecvWqe {
-        wr_id: raw.wr_id(),
-        data,
-    })
+    w.wr_id = raw.wr_id();
+    read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut w.data)
 }
 
 /// Offsets of the fields of send and receive WQEs.
