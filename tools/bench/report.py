@@ -6,9 +6,9 @@ perf-matrix.sh) from a serial log, prints the table and writes the JSON.
 Usage: report.py LOG JSON [KEY=VALUE...]
 
 tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a copy of the
-JSON; stamp, reps, quick, timeout, vm_status, wall, load_start, load_end, host_nproc,
-perftest_pkg, qemu_version, git_rev, git_dirty, run_dir; with BENCH_BASE base_rev,
-base_commit, base_tree, base_ko). A separate file, so that a saved log can be reported
+JSON; stamp, reps, quick, icount, timeout, vm_status, wall, load_start, load_end,
+host_nproc, perftest_pkg, qemu_version, git_rev, git_dirty, run_dir; with BENCH_BASE
+base_rev, base_commit, base_tree, base_ko). A separate file, so that a saved log can be reported
 again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`): facts not given are
 reported as unknown.
 
@@ -23,6 +23,7 @@ facts = dict(a.split("=", 1) for a in sys.argv[3:])
 latest = facts.get("latest")
 stamp = facts.get("stamp", "unknown")
 reps, quick = facts.get("reps", "?"), facts.get("quick", "0")
+icount = facts.get("icount", "0") == "1"
 timeout, vm_status, wall = (int(facts.get(k, 0)) for k in ("timeout", "vm_status", "wall"))
 load_start, load_end = facts.get("load_start", "?"), facts.get("load_end", "?")
 host_nproc = int(facts.get("host_nproc", 0))
@@ -257,6 +258,10 @@ print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
       f"perftest {meta.get('perftest', '?')}")
 print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
       "figures as hardware performance.")
+if icount:
+    print("instruction time (BENCH_ICOUNT=1): the guest's clock advanced 1 ns per instruction",
+          "executed, so every time below counts instructions (1 us = 1000); perftest's polling",
+          "shares the one vCPU with the driver")
 print(f"median of {reps} runs [min..max] and spread (max-min)/median in % (k/n: only k of n",
       "runs gave a result); ratio of the medians > 1: rrxe better (bandwidth, rates: rrxe/rxe;",
       "latency: rxe/rrxe)")
@@ -360,6 +365,8 @@ doc = {
                 "mem_mb": int(meta["mem_mb"]) if meta.get("mem_mb", "").isdigit() else None,
                 "qemu": qemu_version, "host_cpus": host_nproc,
                 "host_loadavg_start": load_start, "host_loadavg_end": load_end,
+                "clock": "instructions: -icount shift=0,sleep=off, 1 ns per instruction"
+                if icount else "host time",
                 "caveat": "TCG figures: compare rxe and rrxe, never quote"},
     "kernel": meta.get("kernel"),
     "kernel_flavour": meta.get("kernel_flavour"),
