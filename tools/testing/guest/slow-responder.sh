@@ -32,7 +32,8 @@ for prog in ib_send_bw ib_write_bw; do
 	tr_perftest 120 "$dev" "$dev" "$RRXE_GID_INDEX" "$RRXE_PEER_IP" $prog -s $size -n "$count"
 	hw_snapshot /tmp/st.1 "$dev"
 	dup=$(hw_grown /tmp/st.0 /tmp/st.1 "$dev" duplicate_request)
-	# Every retry the completer started: after a timeout, or a PSN sequence NAK sent or implied.
+	# Every retry the completer started: after a timeout, or a PSN sequence NAK sent or
+	# implied.
 	retries=$(hw_grown /tmp/st.0 /tmp/st.1 "$dev" completer_retry_err)
 	check "$prog: $dup requests seen twice ($retries retries) for $need, at most a quarter" \
 		[ "$dup" -le $((need / 4)) ]
