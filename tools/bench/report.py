@@ -273,6 +273,9 @@ if has_base:
 print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted (setup and",
       "teardown included), median per message (us) and per GiB (s); perftest busy-polls, so its",
       "user time is polling (in the JSON) and the kernel time is the driver's cost")
+if icount:
+    print("the kernel samples its CPU time at its tick (250 a second): in instruction",
+          "time it varies more than the rates (about 20 %)")
 if order:
     print("order of the matrices by repetition:",
           " | ".join(" ".join(p for r2, p in order if r2 == r)
