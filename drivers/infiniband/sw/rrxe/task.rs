@@ -40,10 +40,12 @@ const TX_LOW: usize = 16;
 /// doorbell's system call.
 const INLINE_PASSES: u32 = 4;
 /// Received packets a QP queues for its requests, and as many for its responses; more are
-/// dropped. A conforming peer has far fewer in flight (a requester at most its window of
-/// unacknowledged packets, a responder the answers to what was asked), and the responder
-/// takes no request while it sends a READ's responses (but a later ask for the rest of the
-/// read it replays); the peer retransmits what was dropped.
+/// dropped, and the peer sends them again. A conforming requester has far fewer in flight
+/// (its window of unacknowledged packets), and the responder takes no request while it
+/// sends a READ's responses (but a later ask for the rest of the read it replays). A
+/// responder answers a READ with one packet per MTU of it, as fast as it can: when this
+/// QP's passes fall behind, the excess is dropped and asked for again (two VMs, five
+/// 8 MiB READs: 12,591 of 66,531 responses dropped here, 2026-11-27).
 pub(crate) const RX_QUEUE_MAX: usize = 512;
 
 /// The receive path of another QP (loopback) or the stack frees this QP's skbs: wakes the
