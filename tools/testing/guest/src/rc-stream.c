@@ -70,11 +70,16 @@ static void fill(uint8_t *p, uint32_t len, uint64_t seed)
 	fill_random(p, len);
 }
 
-/* Message N: N, then PRNG(N) bytes. */
-static int check_msg(const uint8_t *p, uint64_t n, uint8_t *tmp)
+/* Message N: SIZE bytes (LEN arrived), N, then PRNG(N) bytes. */
+static int check_msg(const uint8_t *p, uint32_t len, uint64_t n, uint8_t *tmp)
 {
 	uint64_t got;
 
+	if (len != size) {
+		printf("# message %llu: %u bytes arrived, not %u\n", (unsigned long long)n, len,
+		       size);
+		return 1;
+	}
 	memcpy(&got, p, 8);
 	if (got != n) {
 		printf("# message %llu carries number %llu\n", (unsigned long long)n,
@@ -198,7 +203,7 @@ static int serve(double limit)
 		if (n == 1) {
 			if (wc.status != IBV_WC_SUCCESS)
 				qp_failed(&wc);
-			if (check_msg(buf + wc.wr_id * size, next, tmp))
+			if (check_msg(buf + wc.wr_id * size, wc.byte_len, next, tmp))
 				fail("wrong data in message %llu", (unsigned long long)next);
 			next++;
 			post_recv(wc.wr_id);
@@ -216,7 +221,7 @@ static int serve(double limit)
 	while (ibv_poll_cq(cq, 1, &wc) == 1) {
 		if (wc.status != IBV_WC_SUCCESS)
 			qp_failed(&wc);
-		if (check_msg(buf + wc.wr_id * size, next, tmp))
+		if (check_msg(buf + wc.wr_id * size, wc.byte_len, next, tmp))
 			fail("wrong data in message %llu", (unsigned long long)next);
 		next++;
 	}
