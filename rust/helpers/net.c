@@ -157,6 +157,11 @@ int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 
 	return 0;
 }
 
+void rrxe_helper_dst_hold(struct dst_entry *dst)
+{
+	dst_hold(dst);
+}
+
 int rrxe_helper_owner_sock_create(struct socket **sockp, void *data)
 {
 	/*

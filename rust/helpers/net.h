@@ -2,7 +2,7 @@
 /*
  * C helpers for rrxe, net area (see rrxe_helpers.h for the conventions):
  * socket buffers, IPv4/IPv6 routes and output, and the owner socket of transmitted
- * skbs. Used by rust/kernel/net/{skb,xmit}.rs.
+ * skbs. Used by rust/kernel/net/{skb,route,xmit}.rs.
  */
 #ifndef RRXE_HELPERS_NET_H
 #define RRXE_HELPERS_NET_H
@@ -58,6 +58,7 @@ int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr
 			      struct dst_entry **dstp);
 int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 *daddr,
 			      struct dst_entry **dstp);
+void rrxe_helper_dst_hold(struct dst_entry *dst);
 
 /* The owner socket of transmitted skbs (skb->sk and its destructor). */
 int rrxe_helper_owner_sock_create(struct socket **sockp, void *data);

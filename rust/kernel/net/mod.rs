@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Networking: net devices, their notifier, network namespaces, UDP tunnel sockets, socket
-//! buffers and the transmission of UDP datagrams.
+//! buffers, routes and the transmission of UDP datagrams.
 
 pub mod device;
 pub mod namespace;
 pub mod notifier;
+pub mod route;
 pub mod skb;
 pub mod udp_tunnel;
 pub mod xmit;

@@ -8,7 +8,8 @@
 //! UDP payload, and [`TxSkb::send`] writes the UDP and IP headers that a [`Flow`] describes
 //! (IPv4: no options, DF as asked, an ID from `__ip_select_ident`, header checksum), lets
 //! the caller finish the datagram with its final headers in view (e.g. a trailer computed
-//! over them), routes it out of the given device in the device's namespace and hands it to
+//! over them), routes it out of the given device in the device's namespace (a [`RouteMemo`]
+//! saves the lookup for the datagrams of a burst that go the same way) and hands it to
 //! `ip_local_out` / `ip6_local_out`. [`TxSkb::loopback`] builds the same datagram but
 //! returns it shaped as the UDP tunnel receive hook delivers it, for local delivery.
 //!
@@ -21,6 +22,7 @@
 
 use super::{
     device::NetDevice,
+    route::RouteMemo,
     skb::{SkBuff, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     udp_tunnel::Family,
 };
@@ -267,38 +269,30 @@ impl TxSkb {
     }
 
     /// Builds the datagram (see the module documentation), calls `finish` with its headers
-    /// and payload, routes it out of `dev` in `dev`'s namespace and transmits it. The skb
-    /// is consumed in every case.
+    /// and payload, routes it out of `dev` in `dev`'s namespace (with the route `memo`
+    /// holds, if it is for the same device and addresses) and transmits it. The skb is
+    /// consumed in every case.
     ///
     /// Errors: `EINVAL` if `flow` is of another family than the skb; the route lookup's
     /// error (`ENETUNREACH`, `EHOSTUNREACH`, ...; `finish` is then not called); the error
     /// of the IP output path (e.g. `EMSGSIZE` above the path MTU with DF set);
     /// `ENOBUFS` if a queue or device dropped the packet (`NET_XMIT_DROP`). Congestion
     /// notification (`NET_XMIT_CN`) counts as sent.
-    pub fn send(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result {
+    pub fn send(
+        mut self,
+        dev: &NetDevice,
+        flow: &Flow,
+        memo: &RouteMemo<'_>,
+        finish: impl Finish,
+    ) -> Result {
         if flow.addrs.family() != self.family {
             return Err(EINVAL);
         }
         let skb = self.skb.as_ptr();
-        let mut dst: *mut bindings::dst_entry = core::ptr::null_mut();
-        // SAFETY: The device is valid; `dst` is a valid out-pointer.
-        let ret = unsafe {
-            match flow.addrs {
-                IpAddrs::V4 { src, dst: daddr } => bindings::route_output4(
-                    dev.as_raw(),
-                    u32::from_ne_bytes(src),
-                    u32::from_ne_bytes(daddr),
-                    &mut dst,
-                ),
-                IpAddrs::V6 { src, dst: daddr } => {
-                    bindings::route_output6(dev.as_raw(), src.as_ptr(), daddr.as_ptr(), &mut dst)
-                }
-            }
-        };
-        kernel::error::to_result(ret)?;
-        // SAFETY: The lookup succeeded and returned a referenced route, which the skb
-        // takes over (released with the skb).
-        unsafe { bindings::skb_dst_set(skb, dst) };
+        let dst = memo.route(dev, &flow.addrs)?;
+        // SAFETY: `dst` is a referenced route, which the skb takes over (released with the
+        // skb).
+        unsafe { bindings::skb_dst_set(skb, dst.as_ptr()) };
         self.build(dev, flow, finish)?;
         // The stack does not reference-count `skb->dev`; the route holds the device.
         // SAFETY: The skb is ours and the device valid.

@@ -13,7 +13,7 @@ use crate::{
     ext::rdma::cq::CqRef,
     ext::{
         delay::msleep,
-        net::{skb::SkBuff, xmit::TxDone},
+        net::{route::RouteMemo, skb::SkBuff, xmit::TxDone},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
@@ -513,15 +513,21 @@ impl QpShared {
             qp.resp_q.purge();
             return;
         };
-        let out = {
-            let mut inner = qp.inner.lock();
-            if inner.dead {
-                return;
-            }
+        let mut inner = qp.inner.lock();
+        if inner.dead {
+            return;
+        }
+        // The route of the pass's last packet serves its next ones; released before the
+        // lock is.
+        let out = RouteMemo::with(&ndev, |memo| {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                link: Egress { ndev: &ndev, woken },
+                link: Egress {
+                    ndev: &ndev,
+                    woken,
+                    memo,
+                },
                 inner: &mut inner,
                 out: Outbox::default(),
             };
@@ -543,7 +549,8 @@ impl QpShared {
             crate::comp::complete_sent(&mut p);
             p.out.again |= !qp.resp_q.is_empty();
             p.out
-        };
+        });
+        drop(inner);
         self.finish(out);
     }
 }

@@ -11,6 +11,7 @@ use crate::{
     ext::{
         net::{
             device::NetDevice,
+            route::RouteMemo,
             udp_tunnel::Family,
             xmit::{Flow, IpAddrs, TxOwner, TxSkb},
         },
@@ -30,11 +31,13 @@ use kernel::prelude::*;
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
 
-/// What a pass sends through: the net device, and the QPs its loopback packets wake.
+/// What a pass sends through: the net device, the QPs its loopback packets wake, and the
+/// route of its last packet (which its next ones to the same addresses take).
 #[derive(Clone, Copy)]
 pub(crate) struct Egress<'a> {
     pub(crate) ndev: &'a NetDevice,
     pub(crate) woken: &'a Woken,
+    pub(crate) memo: &'a RouteMemo<'a>,
 }
 
 /// Where a QP's packets go: the address vector, and the datagram flow made of it and the
@@ -153,6 +156,7 @@ pub(crate) fn send<E>(
         recv::process(dev, skb, Origin::Loopback(link.woken));
         Ok(())
     } else {
-        skb.send(ndev, flow, finish).map_err(|_| TxError::Net)
+        skb.send(ndev, flow, link.memo, finish)
+            .map_err(|_| TxError::Net)
     }
 }
