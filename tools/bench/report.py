@@ -36,10 +36,11 @@ PROVIDERS = ("rxe", "rrxe", "base")
 # Test ids: the perftest program, or for the scaling rows the program with a variant:
 # -qN (N QPs in one process) or -Nflows (N server and client pairs at once, summed).
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
-         "ib_write_bw-q8", "ib_write_bw-q64", "ib_write_bw-2flows",
+         "ib_write_bw-q8", "ib_write_bw-q64", "ib_write_bw-q4096", "ib_write_bw-2flows",
          "ib_send_lat", "ib_write_lat", "ib_read_lat")
 NUMERIC = ("bw_avg", "bw_peak", "msgrate", "t_min", "t_max", "t_typical", "t_avg",
-           "t_p99", "iters", "tries", "secs", "msgs", "cpu_kern", "cpu_user", "cpu_idle")
+           "t_p99", "iters", "tries", "secs", "msgs", "cpu_kern", "cpu_user", "cpu_idle",
+           "kmem_kb_before", "kmem_kb_peak")
 TEXT = ("status", "error", "side")
 # printk timestamp, then the record: kmsg records are whole lines even when some other
 # output was cut short before them.
@@ -128,12 +129,18 @@ for s in samples.values():
         m[f"{k}_us_msg"] = m[src] / m["msgs"] * 1e6
         m[f"{k}_s_gib"] = m[src] / (nbytes / GIB)
 
-# Per QP figures of the -qN rows.
+# Per QP figures of the -qN rows; the kernel's memory per QP from its peak (perftest's
+# server and client have N QPs each).
 for s in samples.values():
     q = re.search(r"-q(\d+)$", s["test"])
+    if not q:
+        continue
+    m, n = s["metrics"], int(q.group(1))
     for k in ("bw_avg", "msgrate"):
-        if q and k in s["metrics"]:
-            s["metrics"][k + "_per_qp"] = s["metrics"][k] / int(q.group(1))
+        if k in m:
+            m[k + "_per_qp"] = m[k] / n
+    if m.get("kmem_kb_peak"):
+        m["kmem_b_per_qp"] = (m["kmem_kb_peak"] - m["kmem_kb_before"]) * 1024 / (2 * n)
 
 # Repetitions must alternate the order of the providers (rxe rrxe [base], then reversed,
 # ...), so that a drift of the host's load hits them alike: check what the guest really
@@ -150,7 +157,7 @@ for a, b in zip(seqs, seqs[1:]):
 
 # Higher is better for bandwidth and message rate, lower for latency and CPU cost.
 def lower_better(metric):
-    return metric.startswith(("t_", "cpu_", "kcpu_", "ucpu_")) or metric == "secs"
+    return metric.startswith(("t_", "cpu_", "kcpu_", "ucpu_", "kmem_")) or metric == "secs"
 
 results = []
 groups = {}
@@ -243,6 +250,7 @@ have_rrxe = datapath.get("rrxe", False)
 SCALING = (("8 QPs 64 KiB", "ib_write_bw-q8", 65536, "bw_avg"),
            ("64 QPs 64 KiB", "ib_write_bw-q64", 65536, "bw_avg"),
            ("8 QPs 2 B", "ib_write_bw-q8", 2, "msgrate"),
+           ("4096 QPs 512 B", "ib_write_bw-q4096", 512, "msgrate"),
            ("2 flows 64 KiB", "ib_write_bw-2flows", 65536, "bw_avg"))
 scaling = {}
 for label, test, size, metric in SCALING:
@@ -350,6 +358,14 @@ if scaling:
     for p, v in scaling.items():
         print(f"  {p:<5} " + "; ".join(f"{k} {x:.2f}x" for k, x in v.items()))
     print()
+kmem = {p: c["median"] for p in PROVIDERS
+        if (c := (by_key.get(("ib_write_bw-q4096", 512, "kmem_b_per_qp")) or {}).get(p))
+        and c.get("median") is not None}
+if kmem:
+    print("kernel memory per QP with 4096 QPs in each of server and client (the peak of",
+          "Slab, Percpu, VmallocUsed and PageTables over the run; perftest's page tables",
+          "included): " + ", ".join(f"{p} {v / 1024:.1f} KiB" for p, v in kmem.items()))
+    print()
 nsamples = {p: sum(1 for s in samples.values() if s["provider"] == p) for p in PROVIDERS}
 nok = {p: sum(1 for s in samples.values() if s["provider"] == p and s.get("status") == "ok")
        for p in PROVIDERS}
@@ -402,6 +418,10 @@ doc = {
               "memcpy": "MiB/s, single core, best of 5 passes of 64 MiB",
               "bw_flowN": "MiB/s of flow N of a -Nflows row (bw_avg, msgrate: their sums)",
               "bw_avg_per_qp, msgrate_per_qp": "of a -qN row: bw_avg, msgrate over N",
+              "kmem_kb_before, kmem_kb_peak": "KiB of Slab+Percpu+VmallocUsed+PageTables "
+              "(/proc/meminfo) before a run of 1024 QPs or more and at its peak",
+              "kmem_b_per_qp": "bytes: (kmem_kb_peak - kmem_kb_before) over the 2N QPs of "
+              "a -qN row (server and client)",
               "scaling": "per provider: median of the row over the median of ib_write_bw at "
               "the same size (1 QP, one flow, as many messages)",
               "write_vs_memcpy": "best median ib_write_bw bw_avg from 64 KiB to 8 MiB; pct: "

@@ -23,7 +23,10 @@
 #     t_p99 t_max (usec), iters, tries, secs (wall time of the run), msgs (messages or
 #     exchanges moved), cpu_kern cpu_user cpu_idle (CPU seconds of the whole guest while
 #     the run lasted, from /proc/stat: system+irq+softirq, user+nice, idle+iowait),
-#     hw_<counter> (the change of a device port counter during the run, if any)
+#     hw_<counter> (the change of a device port counter during the run, if any),
+#     kmem_kb_before kmem_kb_peak (rows of 1024 QPs or more: the kernel's memory in
+#     Slab, Percpu, VmallocUsed and PageTables of /proc/meminfo before the run and at
+#     its peak, sampled every 0.2 s while the clients run)
 #   BENCH-META <key> <value...>   BENCH-NOTE <provider> <text>   BENCH-DONE <secs>
 #   BENCH-META providers <rxe rrxe [base]>   BENCH-META datapath <provider> <yes|no>
 #   BENCH-META kernel <release>   BENCH-META kernel_flavour <test|debug|bench>
@@ -128,6 +131,19 @@ tick_secs() {
 	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
 }
 
+# kmem_kb: the kernel's memory that QPs take (queues in vmalloc, objects in slab and
+# per-CPU areas, and page tables, perftest's buffers' included), in KiB; it starts no
+# program, as it is sampled while a run lasts.
+kmem_kb() {
+	local k v _u sum=0
+	while read -r k v _u; do
+		case $k in
+		Slab: | Percpu: | VmallocUsed: | PageTables:) sum=$((sum + v)) ;;
+		esac
+	done </proc/meminfo
+	echo "$sum"
+}
+
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
 	# perftest's "Failed status N" names the completion status; "Completion with error"
@@ -147,12 +163,14 @@ result_row() {
 # clients start, and the clients run at the same time. Sets P_ST (ok|fail|timeout),
 # P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of the guest from before the
 # servers started until all ended, setup and teardown of perftest included); logs in
-# /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS.
+# /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS. With P_KMEM=1, P_KMEM0 and P_KMEM1 are
+# kmem_kb before the servers start and its peak while the clients run.
 pair() {
 	local secs=$1 n=$2 t0 i st cst=0 sst=0 up=1 bad=1 cbad=1 k0 u0 i0
 	local -a spid cpid ports
 	shift 2
 	hw_counters >/tmp/hw0
+	[ "${P_KMEM:-0}" != 1 ] || P_KMEM0=$(kmem_kb) P_KMEM1=0
 	cpu_ticks
 	k0=$C_KERN u0=$C_USER i0=$C_IDLE
 	t0=$EPOCHREALTIME
@@ -179,6 +197,14 @@ pair() {
 				>"/tmp/cli$i.log" 2>&1 &
 			cpid[i]=$!
 		done
+		if [ "${P_KMEM:-0}" = 1 ]; then
+			local m
+			while kill -0 "${cpid[@]}" 2>/dev/null; do
+				m=$(kmem_kb)
+				[ "$m" -le "$P_KMEM1" ] || P_KMEM1=$m
+				sleep 0.2
+			done
+		fi
 		for ((i = 1; i <= n; i++)); do
 			st=0
 			wait "${cpid[i]}" || st=$?
@@ -301,13 +327,17 @@ measure() {
 	*flows) flows=${id##*-} flows=${flows%flows} ;;
 	esac
 	[ "$TEST" = ib_atomic_bw ] || args+=(-s "$size")
+	# Thousands of QPs: their setup and teardown under TCG take longer than the traffic.
+	local to=$test_to
+	P_KMEM=0
+	[ "$qps" -lt 1024 ] || P_KMEM=1 to=$((test_to * 4))
 	while :; do
-		if [ $(($(date +%s) + test_to)) -gt "$deadline" ]; then
+		if [ $(($(date +%s) + to)) -gt "$deadline" ]; then
 			rec status skipped
 			rec error "time budget of $budget s used up"
 			return 0
 		fi
-		pair "$test_to" "$flows" "${args[@]}"
+		pair "$to" "$flows" "${args[@]}"
 		parse_run "$flows"
 		if [ "$P_ST" != calib ] || [ $try -ge 3 ]; then
 			break
@@ -322,6 +352,10 @@ measure() {
 	rec cpu_kern "$(tick_secs "$P_KERN")"
 	rec cpu_user "$(tick_secs "$P_USER")"
 	rec cpu_idle "$(tick_secs "$P_IDLE")"
+	if [ "$P_KMEM" = 1 ]; then
+		rec kmem_kb_before "$P_KMEM0"
+		rec kmem_kb_peak "$P_KMEM1"
+	fi
 	# The device counters that moved during the run, as hw_<counter> <delta>.
 	awk 'NR == FNR { a[$1] = $2; next } $2 - a[$1] != 0 { print $1, $2 - a[$1] }' \
 		/tmp/hw0 /tmp/hw1 | while read -r c v; do rec "hw_$c" "$v"; done
@@ -406,6 +440,10 @@ matrix() {
 	# and rrxe alike; 6,200 and 6,300, multiples of its CQ moderation (100), complete.
 	measure "$p" "$rep" ib_write_bw-q8 2 $((rate_msgs / 8 / 100 * 100))
 	measure "$p" "$rep" ib_atomic_bw 8 $rate_msgs -A FETCH_AND_ADD
+	# 4,096 QPs with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
+	# outstanding message of every QP, and the largest CQ is 32,767), as many as the 512 B
+	# row of the sweep; the kernel's memory per QP from the peak.
+	measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
 			measure "$p" "$rep" "$t" "$s" "$(sweep_iters "$s")"
