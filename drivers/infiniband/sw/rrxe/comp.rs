@@ -208,14 +208,15 @@ fn complete_early(p: &mut Pass<'_>) -> bool {
 /// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
 /// as `t`: its one SGE as first sent, or else its SGEs read again. False if they refuse it,
 /// or if the WQE read again was rewritten since its first send.
-fn store(p: &Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
+fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
     if let Some(sge) = t.shape.sge {
         return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
     }
-    let mut w = wqe::SendWqe::empty();
-    wqe::read_send(&p.inner.sq, index, p.qp.kernel, &mut w).is_ok()
-        && wqe::Shape::of(&w) == t.shape
-        && sgl::write(p.dev.data(), p.qp.owner(), w.data.sges(), off, data).is_ok()
+    let inner = &mut *p.inner;
+    let w = &mut inner.eng.reread;
+    wqe::read_send(&inner.sq, index, p.qp.kernel, w).is_ok()
+        && wqe::Shape::of(w) == t.shape
+        && sgl::write(p.dev.data(), p.qp.owner(), w.sges.sges(), off, data).is_ok()
 }
 
 /// The original value an atomic acknowledge returns.

@@ -158,8 +158,8 @@ pub(crate) struct Resp {
     /// Opcode of the last request processed (`None` after an RDMA READ).
     pub(crate) prev: Option<crate::proto::opcode::Opcode>,
     pub(crate) recv: Option<Receiving>,
-    /// The copy of the receive WQE `recv` holds, decoded in place when it is taken (it is
-    /// large: its SGEs); meaningless while `recv` is `None`.
+    /// The copy of the receive WQE `recv` holds, decoded in place when it is taken;
+    /// meaningless while `recv` is `None`.
     pub(crate) wqe: RecvWqe,
     pub(crate) write: Option<Writing>,
     pub(crate) reading: Option<Reading>,
@@ -188,9 +188,11 @@ pub(crate) struct Engine {
     /// sent): responses beyond acknowledge nothing.
     pub(crate) sent_end: Psn,
     pub(crate) cur: Option<Cur>,
-    /// The copy of the WQE `cur` sends, decoded in place when it starts (it is large: its
-    /// SGEs or inline data); meaningless while `cur` is `None`.
+    /// The copy of the WQE `cur` sends, decoded in place when it starts; meaningless while
+    /// `cur` is `None`.
     pub(crate) wqe: SendWqe,
+    /// Where the completer decodes a WQE again, to store response data in its SGEs.
+    pub(crate) reread: SendWqe,
     pub(crate) ack_policy: AckReqPolicy,
     /// Read/atomic slots in use.
     pub(crate) rd_atomic: u32,
@@ -221,8 +223,9 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    /// A fresh engine tracking up to `tracked` WQEs (a power of two).
-    pub(crate) fn new(tracked: u32) -> Result<Self> {
+    /// A fresh engine tracking up to `tracked` WQEs (a power of two), for send and receive
+    /// WQEs of up to `send_sges` and `recv_sges` SGEs.
+    pub(crate) fn new(tracked: u32, send_sges: u32, recv_sges: u32) -> Result<Self> {
         let mut track = KVec::with_capacity(tracked as usize, GFP_KERNEL)?;
         for _ in 0..tracked {
             track.push(Track::empty(), GFP_KERNEL)?;
@@ -233,7 +236,8 @@ impl Engine {
             psn: Psn::new(0),
             sent_end: Psn::new(0),
             cur: None,
-            wqe: SendWqe::empty(),
+            wqe: SendWqe::new(send_sges)?,
+            reread: SendWqe::new(send_sges)?,
             ack_policy: AckReqPolicy::new(),
             rd_atomic: 0,
             rnr_wait: false,
@@ -254,7 +258,7 @@ impl Engine {
                 seq: SeqState::default(),
                 prev: None,
                 recv: None,
-                wqe: RecvWqe::EMPTY,
+                wqe: RecvWqe::new(recv_sges)?,
                 write: None,
                 reading: None,
                 res: KVec::new(),

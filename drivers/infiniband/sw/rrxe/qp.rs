@@ -286,7 +286,15 @@ impl Qp {
             Some(rq)
         };
         let cap = copy_cap(cap);
-        let eng = Engine::new((sq.capacity() + 1).min(MAX_TRACKED))?;
+        let recv_sges = match &srq {
+            Some(srq) => srq.max_sge(),
+            None => cap.max_recv_sge,
+        };
+        let eng = Engine::new(
+            (sq.capacity() + 1).min(MAX_TRACKED),
+            cap.max_send_sge,
+            recv_sges,
+        )?;
         let wake = Arc::pin_init(
             pin_init!(WakeSlot {
                 qp <- new_spinlock_bh!(None, "rrxe:qp_wake"),

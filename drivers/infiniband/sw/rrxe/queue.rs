@@ -258,6 +258,12 @@ impl FromClient {
         to.wrapping_sub(from) & self.ring.mask
     }
 
+    /// Whether an element has `len` bytes from `off`.
+    pub(crate) fn holds(&self, off: usize, len: usize) -> bool {
+        off.checked_add(len)
+            .is_some_and(|end| end <= self.ring.elem_size())
+    }
+
     /// Copies bytes of element `index`, from `off`, into `dst`.
     pub(crate) fn read_at(&self, index: u32, off: usize, dst: &mut [u8]) -> Result {
         if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {

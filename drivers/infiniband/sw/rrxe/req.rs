@@ -32,7 +32,7 @@ use crate::{
     qp::{Inner, QpShared, BUDGET},
     sgl,
     tx::{self, TxError},
-    wqe::{self, Data, SendWqe, Shape, SEND_SIGNALED},
+    wqe::{self, SendWqe, Shape, SEND_SIGNALED},
 };
 
 /// Carries out the retry the completer (or the RNR timer) decided: restarts sending at the
@@ -517,19 +517,13 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         &cur.path,
         &hdr,
         seg.payload_len as usize,
-        |buf: &mut [u8]| match &wqe.data {
-            Data::Inline { bytes, len } => {
-                // Within the WQE's `len` bytes: the copy is decoded in place, and bytes
-                // beyond are an earlier WQE's.
-                let start = (seg.offset as usize).min(*len);
-                let src = bytes
-                    .get(start..*len)
-                    .and_then(|b| b.get(..buf.len()))
-                    .ok_or(MemError::Range)?;
-                buf.copy_from_slice(src);
-                Ok(())
+        |buf: &mut [u8]| {
+            if wqe.inline {
+                wqe::read_inline(&inner.sq, cur.index, seg.offset as usize, buf)
+                    .map_err(|_| MemError::Range)
+            } else {
+                sgl::read(dev.data(), owner, wqe.sges.sges(), offset, buf)
             }
-            Data::Sges { .. } => sgl::read(dev.data(), owner, wqe.data.sges(), offset, buf),
         },
     );
     match res {

@@ -416,7 +416,7 @@ fn duplicate(p: &mut Pass<'_>, pkt: &Packet<'_>) {
 /// The UD receive buffer length (for the length check).
 fn recv_len(inner: &Inner) -> u64 {
     let resp = &inner.eng.resp;
-    resp.recv.as_ref().map_or(0, |_| resp.wqe.data.len())
+    resp.recv.as_ref().map_or(0, |_| resp.wqe.sges.len())
 }
 
 /// Checks a request's PSN; handles a duplicate or out-of-sequence one. Returns whether it
@@ -543,7 +543,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
     let Some(r) = resp.recv.as_mut() else {
         return Err(RespError::Rnr);
     };
-    let sges = resp.wqe.data.sges();
+    let sges = resp.wqe.sges.sges();
     if qp.qp_type.is_datagram() {
         // The network header goes first.
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;

@@ -49,6 +49,11 @@ pub(crate) struct SrqShared {
 }
 
 impl SrqShared {
+    /// How many SGEs its WQEs may have (set when it is created).
+    pub(crate) fn max_sge(&self) -> u32 {
+        self.inner.lock().max_sge
+    }
+
     /// Takes the oldest posted WQE, decoded into `w` (`Err` for a malformed one, which is
     /// consumed). When the number of posted WQEs falls below the armed limit, disarms it
     /// and reports `IB_EVENT_SRQ_LIMIT_REACHED`.

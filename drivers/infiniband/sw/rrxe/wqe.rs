@@ -48,69 +48,38 @@ pub(crate) struct Sge {
     pub(crate) lkey: u32,
 }
 
-/// A list of SGEs, or inline data.
-#[derive(Clone)]
-pub(crate) enum Data {
-    /// `n` SGEs.
-    Sges { sges: [Sge; MAX_SGE], n: usize },
-    /// Inline bytes (`len` of them).
-    Inline { bytes: [u8; MAX_INLINE], len: usize },
+/// The decoded SGEs of a WQE: a list allocated once, with room for as many as its queue
+/// allows (the QP's or SRQ's `max_sge`), and filled in place for each WQE.
+pub(crate) struct SgeList {
+    /// As many entries as there is room for; the first `n` are the WQE's.
+    room: KVec<Sge>,
+    n: usize,
 }
 
-impl Data {
-    /// No SGE.
-    const EMPTY: Data = Data::Sges {
-        sges: [Sge {
-            addr: 0,
-            length: 0,
-            lkey: 0,
-        }; MAX_SGE],
-        n: 0,
-    };
-
-    /// Makes `self` an empty list of SGEs, in place if it is one.
-    fn clear(&mut self) {
-        match self {
-            Data::Sges { n, .. } => *n = 0,
-            Data::Inline { .. } => *self = Data::EMPTY,
+impl SgeList {
+    /// An empty list with room for `max` SGEs (at most [`MAX_SGE`]).
+    pub(crate) fn new(max: u32) -> Result<Self> {
+        let max = (max as usize).min(MAX_SGE);
+        let mut room = KVec::with_capacity(max, GFP_KERNEL)?;
+        for _ in 0..max {
+            room.push(Sge::default(), GFP_KERNEL)?;
         }
+        Ok(SgeList { room, n: 0 })
     }
 
-    /// Makes `self` inline data of `len` bytes (at most [`MAX_INLINE`]), in place if it is
-    /// inline data, and returns them to be filled.
-    fn inline_mut(&mut self, len: usize) -> Result<&mut [u8], WqeError> {
-        if len > MAX_INLINE {
-            return Err(WqeError::Length);
-        }
-        if !matches!(self, Data::Inline { .. }) {
-            *self = Data::Inline {
-                bytes: [0; MAX_INLINE],
-                len: 0,
-            };
-        }
-        match self {
-            Data::Inline { bytes, len: l } => {
-                *l = len;
-                bytes.get_mut(..len).ok_or(WqeError::Length)
-            }
-            Data::Sges { .. } => Err(WqeError::Length),
-        }
-    }
-
-    /// The SGEs (none for inline data).
+    /// The SGEs.
     pub(crate) fn sges(&self) -> &[Sge] {
-        match self {
-            Data::Sges { sges, n } => sges.get(..*n).unwrap_or(&[]),
-            Data::Inline { .. } => &[],
-        }
+        self.room.get(..self.n).unwrap_or(&[])
     }
 
     /// Total bytes.
     pub(crate) fn len(&self) -> u64 {
-        match self {
-            Data::Sges { .. } => self.sges().iter().map(|s| u64::from(s.length)).sum(),
-            Data::Inline { len, .. } => *len as u64,
-        }
+        self.sges().iter().map(|s| u64::from(s.length)).sum()
+    }
+
+    /// Empties the list.
+    fn clear(&mut self) {
+        self.n = 0;
     }
 }
 
@@ -146,7 +115,6 @@ pub(crate) type Ud = rxe_abi::UdFields;
 pub(crate) type Bind = rxe_abi::MwFields;
 
 /// A validated copy of a send WQE, decoded in place ([`read_send`]).
-#[derive(Clone)]
 pub(crate) struct SendWqe {
     pub(crate) wr_id: u64,
     pub(crate) op: WrOpcode,
@@ -160,13 +128,16 @@ pub(crate) struct SendWqe {
     pub(crate) bind: Bind,
     /// Message length: the data's length (8 for ATOMIC WRITE, the range for FLUSH).
     pub(crate) len: u32,
-    pub(crate) data: Data,
+    /// The data is the `len` bytes inline in the WQE (ATOMIC WRITE's too), which are read
+    /// from the queue when they are sent ([`read_inline`]); else it is in `sges`.
+    pub(crate) inline: bool,
+    pub(crate) sges: SgeList,
 }
 
 impl SendWqe {
-    /// An empty copy, for [`read_send`] to fill.
-    pub(crate) fn empty() -> Self {
-        SendWqe {
+    /// An empty copy with room for `max_sge` SGEs, for [`read_send`] to fill.
+    pub(crate) fn new(max_sge: u32) -> Result<Self> {
+        Ok(SendWqe {
             wr_id: 0,
             op: WrOpcode::Send,
             flags: 0,
@@ -176,8 +147,9 @@ impl SendWqe {
             av: None,
             bind: Bind::default(),
             len: 0,
-            data: Data::EMPTY,
-        }
+            inline: false,
+            sges: SgeList::new(max_sge)?,
+        })
     }
 
     /// Whether the WQE asked for solicited events.
@@ -235,8 +207,8 @@ impl Shape {
             flags: wqe.flags,
             ex: wqe.ex,
             len: wqe.len,
-            sges: wqe.data.sges().len(),
-            sge: match wqe.data.sges() {
+            sges: wqe.sges.sges().len(),
+            sge: match wqe.sges.sges() {
                 [sge] => Some(*sge),
                 _ => None,
             },
@@ -248,35 +220,33 @@ impl Shape {
 /// A validated copy of a receive WQE.
 pub(crate) struct RecvWqe {
     pub(crate) wr_id: u64,
-    pub(crate) data: Data,
+    pub(crate) sges: SgeList,
 }
 
 impl RecvWqe {
-    /// An empty copy, for [`read_recv`] to fill.
-    pub(crate) const EMPTY: RecvWqe = RecvWqe {
-        wr_id: 0,
-        data: Data::EMPTY,
-    };
+    /// An empty copy with room for `max_sge` SGEs, for [`read_recv`] to fill.
+    pub(crate) fn new(max_sge: u32) -> Result<Self> {
+        Ok(RecvWqe {
+            wr_id: 0,
+            sges: SgeList::new(max_sge)?,
+        })
+    }
 }
 
-/// Reads `n` SGEs starting at `off` of element `index` into `data`, in place if it holds
-/// SGEs (the entries past `n` are left as they were: only the first `n` are ever used).
+/// Reads `n` SGEs starting at `off` of element `index` into `list`, in place (the entries
+/// past `n` are left as they were: only the first `n` are ever used). More than `list` has
+/// room for is a length error: its queue's capacity says how many a WQE may have.
 fn read_sges(
     q: &FromClient,
     index: u32,
     off: usize,
     n: usize,
-    data: &mut Data,
+    list: &mut SgeList,
 ) -> Result<(), WqeError> {
-    if n > MAX_SGE {
-        return Err(WqeError::Length);
-    }
-    data.clear();
-    let Data::Sges { sges, n: count } = data else {
-        return Err(WqeError::Length);
-    };
+    list.clear();
+    let sges = list.room.get_mut(..n).ok_or(WqeError::Length)?;
     let mut total = 0u64;
-    for (i, s) in sges.iter_mut().take(n).enumerate() {
+    for (i, s) in sges.iter_mut().enumerate() {
         let raw: rxe_abi::Sge = q
             .read_obj_at(index, off + i * SGE_SIZE)
             .map_err(|_| WqeError::Length)?;
@@ -290,12 +260,28 @@ fn read_sges(
     if total > u64::from(crate::proto::requester::MAX_MSG_SIZE) {
         return Err(WqeError::Length);
     }
-    *count = n;
+    list.n = n;
     Ok(())
 }
 
-/// Decodes the send WQE at ring position `index` into `w`, in place (it is large: SGEs or
-/// inline data); `kernel`: the QP is a kernel consumer's (its UD requests carry their
+/// Checks that `len` bytes of inline data fit in the WQEs of `q`.
+fn check_inline(q: &FromClient, len: u32) -> Result<(), WqeError> {
+    if len as usize <= MAX_INLINE && q.holds(SEND_SGE_OFF, len as usize) {
+        Ok(())
+    } else {
+        Err(WqeError::Length)
+    }
+}
+
+/// Copies inline data of the send WQE at ring position `index`, from byte `off` of it, into
+/// `dst`. The bytes are payload, read when sent (like an SGE's memory, which the client may
+/// also change meanwhile); nothing is decided on them. Fails only outside the element.
+pub(crate) fn read_inline(q: &FromClient, index: u32, off: usize, dst: &mut [u8]) -> Result {
+    q.read_at(index, SEND_SGE_OFF.checked_add(off).ok_or(EINVAL)?, dst)
+}
+
+/// Decodes the send WQE at ring position `index` into `w`, in place (its SGEs may be
+/// many); `kernel`: the QP is a kernel consumer's (its UD requests carry their
 /// address vector). On an error `w` holds parts of the WQE and must not be used.
 pub(crate) fn read_send(
     q: &FromClient,
@@ -308,7 +294,7 @@ pub(crate) fn read_send(
     let mut remote = Remote::default();
     let mut ud = Ud::default();
     let mut bind = Bind::default();
-    let data = &mut w.data;
+    let sges = &mut w.sges;
     let dma_len = raw.dma_length();
     let mut len = dma_len;
     match op {
@@ -353,11 +339,13 @@ pub(crate) fn read_send(
         _ => return Err(WqeError::Opcode),
     }
     let flags = raw.send_flags();
+    let mut inline = false;
+    sges.clear();
     if op == WrOpcode::AtomicWrite {
         // The 8 bytes to write travel in the WQE.
-        q.read_at(index, SEND_SGE_OFF, data.inline_mut(8)?)
-            .map_err(|_| WqeError::Length)?;
         len = 8;
+        check_inline(q, len)?;
+        inline = true;
     } else if matches!(op, WrOpcode::AtomicCmpSwp | WrOpcode::AtomicFetchAdd) {
         // The original value lands in the first SGE.
         read_sges(
@@ -365,25 +353,23 @@ pub(crate) fn read_send(
             index,
             SEND_SGE_OFF,
             (raw.num_sge() as usize).min(1),
-            data,
+            sges,
         )?;
         len = 8;
     } else if flags & SEND_INLINE != 0
         && !op.is_local()
         && !matches!(op, WrOpcode::RdmaRead | WrOpcode::Flush)
     {
-        q.read_at(index, SEND_SGE_OFF, data.inline_mut(dma_len as usize)?)
-            .map_err(|_| WqeError::Length)?;
+        check_inline(q, dma_len)?;
+        inline = true;
     } else if !op.is_local() && op != WrOpcode::Flush {
-        read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize, data)?;
+        read_sges(q, index, SEND_SGE_OFF, raw.num_sge() as usize, sges)?;
         // The provider sets the length to what the SGEs hold: anything else is a corrupt
         // WQE.
-        len = u32::try_from(data.len()).map_err(|_| WqeError::Length)?;
+        len = u32::try_from(sges.len()).map_err(|_| WqeError::Length)?;
         if len != dma_len {
             return Err(WqeError::Length);
         }
-    } else {
-        data.clear();
     }
     w.av = if kernel && matches!(op, WrOpcode::Send | WrOpcode::SendImm) {
         get_av(q, index).ok()
@@ -398,6 +384,7 @@ pub(crate) fn read_send(
     w.ud = ud;
     w.bind = bind;
     w.len = len;
+    w.inline = inline;
     Ok(())
 }
 
@@ -420,12 +407,12 @@ impl WqeError {
     }
 }
 
-/// Decodes the receive WQE at ring position `index` into `w`, in place (its SGEs make it
-/// large). On an error `w` holds parts of the WQE and must not be used.
+/// Decodes the receive WQE at ring position `index` into `w`, in place (its SGEs may be
+/// many). On an error `w` holds parts of the WQE and must not be used.
 pub(crate) fn read_recv(q: &FromClient, index: u32, w: &mut RecvWqe) -> Result<(), WqeError> {
     let raw: RecvWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
     w.wr_id = raw.wr_id();
-    read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut w.data)
+    read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut w.sges)
 }
 
 /// Offsets of the fields of send and receive WQEs.
