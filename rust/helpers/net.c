@@ -162,6 +162,16 @@ void rrxe_helper_dst_hold(struct dst_entry *dst)
 	dst_hold(dst);
 }
 
+void rrxe_helper_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void rrxe_helper_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
 int rrxe_helper_owner_sock_create(struct socket **sockp, void *data)
 {
 	/*

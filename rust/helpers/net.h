@@ -59,6 +59,8 @@ int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr
 int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 *daddr,
 			      struct dst_entry **dstp);
 void rrxe_helper_dst_hold(struct dst_entry *dst);
+void rrxe_helper_rcu_read_lock(void);
+void rrxe_helper_rcu_read_unlock(void);
 
 /* The owner socket of transmitted skbs (skb->sk and its destructor). */
 int rrxe_helper_owner_sock_create(struct socket **sockp, void *data);

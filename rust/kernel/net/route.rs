@@ -6,7 +6,7 @@
 
 use super::{device::NetDevice, xmit::IpAddrs};
 use crate::bindings;
-use core::{cell::Cell, ptr::NonNull};
+use core::{cell::Cell, marker::PhantomData, ptr::NonNull};
 use kernel::prelude::*;
 
 /// A route for `addrs`.
@@ -26,42 +26,67 @@ impl Drop for HeldRoute {
     }
 }
 
+/// An RCU read-side critical section, for as long as the value lives (on one CPU: it is
+/// neither `Send` nor `Sync`).
+struct RcuReadLock(PhantomData<*mut ()>);
+
+impl RcuReadLock {
+    fn new() -> Self {
+        // SAFETY: Always allowed; ended by `drop`, in the same context.
+        unsafe { bindings::rcu_read_lock() };
+        RcuReadLock(PhantomData)
+    }
+}
+
+impl Drop for RcuReadLock {
+    fn drop(&mut self) {
+        // SAFETY: Ends the section `new` began.
+        unsafe { bindings::rcu_read_unlock() };
+    }
+}
+
 /// The route out of one device of the last datagram a sender sent with it, kept for its
 /// next ones to the same addresses, which then skip the route lookup; released when the
 /// memo goes.
 ///
-/// A memo exists for one call of [`RouteMemo::with`] only, which should be as short as a
-/// burst of sends (rrxe: one engine pass, under the QP's lock, with bottom halves
-/// disabled). A route that changes meanwhile applies from the next burst on; and a held
-/// route, which can point into its namespace's state (IPv6, xfrm), is held about as long
-/// as the burst's own datagrams hold theirs.
+/// A memo exists for one call of [`RouteMemo::with`] only, an RCU read-side critical
+/// section which should be as short as a burst of sends (rrxe: one engine pass, under the
+/// QP's lock). A route that changes meanwhile applies from the next burst on. A held route
+/// can point into its namespace's state (IPv6, xfrm), which must not go before it: a
+/// device leaves its namespace, moved (`__dev_change_net_namespace`) or unregistered, with
+/// a last `synchronize_net()` after the point where a lookup there could still start (the
+/// move, the `NETDEV_UNREGISTER` notifiers), which waits for the section. So a route looked
+/// up in the old namespace is released before the device is gone from it, and a
+/// namespace is dismantled only once its devices are.
 pub struct RouteMemo<'a> {
     dev: &'a NetDevice,
     held: Cell<Option<HeldRoute>>,
 }
 
 impl<'a> RouteMemo<'a> {
-    /// Runs `f` with a memo for routes out of `dev`, which exists for the call only; the
-    /// route it holds is released when `f` returns.
+    /// Runs `f` with a memo for routes out of `dev`, which exists for the call only, in an
+    /// RCU read-side critical section (`f` must not sleep); the route it holds is released
+    /// when `f` returns, within the section.
     pub fn with<R>(dev: &'a NetDevice, f: impl FnOnce(&RouteMemo<'a>) -> R) -> R {
+        let rcu = RcuReadLock::new();
         let memo = RouteMemo {
             dev,
             held: Cell::new(None),
         };
-        f(&memo)
+        let r = f(&memo);
+        drop(memo);
+        drop(rcu);
+        r
     }
 
-    /// A referenced route out of `dev` for `addrs`: the one held if `dev` is the memo's
-    /// device and the addresses are the same, else a new lookup, held instead if it is for
-    /// the memo's device.
-    pub(super) fn route(
-        &self,
-        dev: &NetDevice,
-        addrs: &IpAddrs,
-    ) -> Result<NonNull<bindings::dst_entry>> {
-        if !core::ptr::eq(dev, self.dev) {
-            return lookup(dev, addrs);
-        }
+    /// The device whose routes the memo keeps.
+    pub fn device(&self) -> &'a NetDevice {
+        self.dev
+    }
+
+    /// A referenced route out of the memo's device for `addrs`: the one held if the
+    /// addresses are the same, else a new lookup, held instead.
+    pub(super) fn route(&self, addrs: &IpAddrs) -> Result<NonNull<bindings::dst_entry>> {
         let old = self.held.take();
         if let Some(held) = old.as_ref().filter(|h| h.addrs == *addrs) {
             let dst = held.dst;
@@ -72,7 +97,7 @@ impl<'a> RouteMemo<'a> {
             return Ok(dst);
         }
         drop(old);
-        let dst = lookup(dev, addrs)?;
+        let dst = lookup(self.dev, addrs)?;
         // SAFETY: The lookup returned a referenced route; this takes one more, for the memo.
         unsafe { bindings::dst_hold(dst.as_ptr()) };
         // INVARIANT: the reference just taken is the memo's.

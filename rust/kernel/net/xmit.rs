@@ -269,8 +269,8 @@ impl TxSkb {
     }
 
     /// Builds the datagram (see the module documentation), calls `finish` with its headers
-    /// and payload, routes it out of `dev` in `dev`'s namespace (with the route `memo`
-    /// holds, if it is for the same device and addresses) and transmits it. The skb is
+    /// and payload, routes it out of `memo`'s device in that device's namespace (with the
+    /// route the memo holds, if it is for the same addresses) and transmits it. The skb is
     /// consumed in every case.
     ///
     /// Errors: `EINVAL` if `flow` is of another family than the skb; the route lookup's
@@ -278,18 +278,13 @@ impl TxSkb {
     /// of the IP output path (e.g. `EMSGSIZE` above the path MTU with DF set);
     /// `ENOBUFS` if a queue or device dropped the packet (`NET_XMIT_DROP`). Congestion
     /// notification (`NET_XMIT_CN`) counts as sent.
-    pub fn send(
-        mut self,
-        dev: &NetDevice,
-        flow: &Flow,
-        memo: &RouteMemo<'_>,
-        finish: impl Finish,
-    ) -> Result {
+    pub fn send(mut self, memo: &RouteMemo<'_>, flow: &Flow, finish: impl Finish) -> Result {
         if flow.addrs.family() != self.family {
             return Err(EINVAL);
         }
+        let dev = memo.device();
         let skb = self.skb.as_ptr();
-        let dst = memo.route(dev, &flow.addrs)?;
+        let dst = memo.route(&flow.addrs)?;
         // SAFETY: `dst` is a referenced route, which the skb takes over (released with the
         // skb).
         unsafe { bindings::skb_dst_set(skb, dst.as_ptr()) };

@@ -281,7 +281,7 @@ fn local_status(op: WrOpcode, _e: MemError) -> WcStatus {
 /// Starts the next WQE, if one is posted and may start. Returns false when nothing can
 /// start now.
 fn start_next(p: &mut Pass<'_>) -> bool {
-    let (qp, dev, ndev) = (p.qp, p.dev, p.link.ndev);
+    let (qp, dev, ndev) = (p.qp, p.dev, p.link.ndev());
     let inner = &mut *p.inner;
     let index = inner.eng.req_index;
     if index == inner.sq.producer() {

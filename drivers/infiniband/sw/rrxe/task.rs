@@ -523,11 +523,7 @@ impl QpShared {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                link: Egress {
-                    ndev: &ndev,
-                    woken,
-                    memo,
-                },
+                link: Egress { woken, memo },
                 inner: &mut inner,
                 out: Outbox::default(),
             };

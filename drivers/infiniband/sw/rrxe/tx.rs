@@ -31,13 +31,20 @@ use kernel::prelude::*;
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
 
-/// What a pass sends through: the net device, the QPs its loopback packets wake, and the
-/// route of its last packet (which its next ones to the same addresses take).
+/// What a pass sends through: the QPs its loopback packets wake, and the route memo of its
+/// net device (the route of its last packet, which its next ones to the same addresses
+/// take).
 #[derive(Clone, Copy)]
 pub(crate) struct Egress<'a> {
-    pub(crate) ndev: &'a NetDevice,
     pub(crate) woken: &'a Woken,
     pub(crate) memo: &'a RouteMemo<'a>,
+}
+
+impl<'a> Egress<'a> {
+    /// The net device.
+    pub(crate) fn ndev(&self) -> &'a NetDevice {
+        self.memo.device()
+    }
 }
 
 /// Where a QP's packets go: the address vector, and the datagram flow made of it and the
@@ -124,7 +131,7 @@ pub(crate) fn send<E>(
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
-    let ndev = link.ndev;
+    let ndev = link.ndev();
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
     let flow = &path.flow;
     let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
@@ -156,7 +163,6 @@ pub(crate) fn send<E>(
         recv::process(dev, skb, Origin::Loopback(link.woken));
         Ok(())
     } else {
-        skb.send(ndev, flow, link.memo, finish)
-            .map_err(|_| TxError::Net)
+        skb.send(link.memo, flow, finish).map_err(|_| TxError::Net)
     }
 }
