@@ -32,7 +32,7 @@ fn complete_front(p: &mut Pass<'_>, status: WcStatus) {
     let cons = inner.sq.consumer();
     let t = inner.eng.track(cons);
     let (holds_rd_atomic, signaled, wr_id, op, byte_len) =
-        (t.holds_rd_atomic, t.signaled, t.wr_id, t.op, t.byte_len);
+        (t.holds_rd_atomic, t.signaled, t.wr_id, t.op, t.byte_len());
     inner.eng.holes.clear();
     if holds_rd_atomic {
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
@@ -209,7 +209,7 @@ fn complete_early(p: &mut Pass<'_>) -> bool {
 /// as `t`: its one SGE as first sent, or else its SGEs read again. False if they refuse it,
 /// or if the WQE read again was rewritten since its first send.
 fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
-    if let Some(sge) = t.shape.sge {
+    if let Some(sge) = t.shape.sge() {
         return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
     }
     let inner = &mut *p.inner;
@@ -245,7 +245,7 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
         }
         let stored = match early(&t.view(), rsp) {
             Some(Verdict::AtomicResult) => store(p, index, &t, 0, &atomic_orig(pkt)),
-            Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len) => {
+            Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len()) => {
                 store(p, index, &t, 0, pkt.payload)
             }
             Some(_) => return,
@@ -269,7 +269,7 @@ fn read_offset(p: &Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) -> Optio
     let mtu = u64::from(p.inner.params.mtu.bytes());
     let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
     let ok = if rsp.psn == t.last_psn {
-        rsp.opcode.is_end() && payload.len() as u64 == u64::from(t.byte_len).saturating_sub(off)
+        rsp.opcode.is_end() && payload.len() as u64 == u64::from(t.byte_len()).saturating_sub(off)
     } else {
         payload.len() as u64 == mtu
     };
@@ -316,7 +316,7 @@ fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
         return;
     }
     let end = off + payload.len() as u64;
-    let remaining = u64::from(t.byte_len).saturating_sub(end) as u32;
+    let remaining = u64::from(t.byte_len()).saturating_sub(end) as u32;
     let e = &mut p.inner.eng;
     e.comp.update(rsp.opcode, rsp.psn);
     // Responses kept beyond this one are taken now; the last may be among them.

@@ -41,8 +41,6 @@ pub(crate) struct Track {
     /// The status it completes with when `no_ack` (success otherwise, unless a response
     /// says differently).
     pub(crate) status: WcStatus,
-    /// The completion's byte count.
-    pub(crate) byte_len: u32,
     /// Its response came early (before an earlier WQE's) and its result is stored: it
     /// completes with this status when it is the oldest.
     pub(crate) early: Option<WcStatus>,
@@ -62,10 +60,14 @@ impl Track {
             no_ack: true,
             holds_rd_atomic: false,
             status: WcStatus::Success,
-            byte_len: 0,
             early: None,
             shape: Shape::EMPTY,
         }
+    }
+
+    /// The completion's byte count: the message length its first send took.
+    pub(crate) fn byte_len(&self) -> u32 {
+        self.shape.len
     }
 
     /// What the completer's decisions look at.
@@ -82,6 +84,11 @@ impl Track {
 /// What [`Engine::track`] finds outside the tracks (never: the index is masked to their
 /// number, a power of two).
 static NO_TRACK: Track = Track::empty();
+
+// The engine keeps a track per send queue slot (up to `MAX_TRACKED`): 64 bytes each keeps
+// a deep queue's tracks in half the memory of a larger track (kmalloc sizes are powers of
+// two).
+const _: () = assert!(core::mem::size_of::<Track>() <= 64);
 
 /// The WQE the requester is sending (its decoded copy is [`Engine::wqe`]).
 pub(crate) struct Cur {
@@ -268,8 +275,8 @@ impl Engine {
         })
     }
 
-    /// The track of send queue index `index`. A reference: a track is some 100 bytes, and
-    /// the completer looks at the oldest one several times per response.
+    /// The track of send queue index `index`. A reference: the completer looks at the
+    /// oldest one several times per response.
     pub(crate) fn track(&self, index: u32) -> &Track {
         let mask = self.track.len().wrapping_sub(1);
         self.track.get(index as usize & mask).unwrap_or(&NO_TRACK)

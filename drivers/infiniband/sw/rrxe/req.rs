@@ -97,8 +97,8 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
     bth.ack_req = true;
     let mut hdr = Headers::new(bth);
     hdr.reth = Some(Reth {
-        va: t.shape.remote.addr.wrapping_add(u64::from(off)),
-        rkey: t.shape.remote.rkey,
+        va: t.shape.remote_addr.wrapping_add(u64::from(off)),
+        rkey: t.shape.remote_rkey,
         dma_len: len,
     });
     // A request lost here is asked for again at a later timeout (`ask_on_timeout`).
@@ -220,7 +220,6 @@ fn record_done(
         no_ack: true,
         holds_rd_atomic: false,
         status,
-        byte_len: 0,
         early: None,
         shape: Shape::EMPTY,
     };
@@ -423,7 +422,6 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         no_ack: qp.qp_type != QpType::Rc,
         holds_rd_atomic,
         status: WcStatus::Success,
-        byte_len: len,
         // A result that came early stays with a WQE sent again.
         early: if again { old.early } else { None },
         shape,

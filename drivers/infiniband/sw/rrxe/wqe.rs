@@ -168,53 +168,80 @@ impl SendWqe {
 /// be sent again, or to store response data) it must still say the same, or it is
 /// completed in error. SGE addresses and keys read again are checked again where they are
 /// used (lkey, PD and range checks), as on the first send.
+///
+/// What the engine acts on is kept exactly (opcode, length, SGE count, the one SGE, the
+/// remote range). The fields it only passes on (flags, immediate data or key to
+/// invalidate, atomic operands, flush fields) are kept as a digest, which a rewrite of them
+/// changes but for a 2^-32 chance: a client that slips one past it sends what it could
+/// have posted. A shape is small because the engine keeps one per send queue slot
+/// ([`crate::eng::Track`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
     pub(crate) op: WrOpcode,
-    pub(crate) flags: u32,
-    pub(crate) ex: u32,
+    sges: u8,
     pub(crate) len: u32,
-    pub(crate) sges: usize,
-    /// The SGE of a WQE that has exactly one: where a READ's or an atomic's response is
-    /// stored, without reading the WQE again (checked where it is used, like any SGE).
-    pub(crate) sge: Option<Sge>,
-    pub(crate) remote: Remote,
+    /// The SGE of a WQE that has exactly one (else meaningless).
+    first: Sge,
+    pub(crate) remote_addr: u64,
+    pub(crate) remote_rkey: u32,
+    digest: u32,
 }
 
 impl Shape {
     /// The shape of a WQE that was never sent.
     pub(crate) const EMPTY: Shape = Shape {
         op: WrOpcode::Send,
-        flags: 0,
-        ex: 0,
-        len: 0,
         sges: 0,
-        sge: None,
-        remote: Remote {
+        len: 0,
+        first: Sge {
             addr: 0,
-            rkey: 0,
-            compare_add: 0,
-            swap: 0,
-            flush_type: 0,
-            flush_level: 0,
+            length: 0,
+            lkey: 0,
         },
+        remote_addr: 0,
+        remote_rkey: 0,
+        digest: 0,
     };
 
     /// The shape of `wqe`.
     pub(crate) fn of(wqe: &SendWqe) -> Self {
+        let sges = wqe.sges.sges();
+        let r = &wqe.remote;
+        let passed_on = [
+            u64::from(wqe.flags) | u64::from(wqe.ex) << 32,
+            r.compare_add,
+            r.swap,
+            u64::from(r.flush_type) | u64::from(r.flush_level) << 8,
+        ];
         Shape {
             op: wqe.op,
-            flags: wqe.flags,
-            ex: wqe.ex,
+            // At most `MAX_SGE`.
+            sges: sges.len().min(usize::from(u8::MAX)) as u8,
             len: wqe.len,
-            sges: wqe.sges.sges().len(),
-            sge: match wqe.sges.sges() {
-                [sge] => Some(*sge),
-                _ => None,
-            },
-            remote: wqe.remote,
+            first: sges.first().copied().unwrap_or_default(),
+            remote_addr: r.addr,
+            remote_rkey: r.rkey,
+            digest: digest(&passed_on),
         }
     }
+
+    /// The SGE of a WQE that has exactly one: where a READ's or an atomic's response is
+    /// stored, without reading the WQE again (checked where it is used, like any SGE).
+    pub(crate) fn sge(&self) -> Option<Sge> {
+        (self.sges == 1).then_some(self.first)
+    }
+}
+
+/// A 32-bit digest of `words`, which any change of one word alters but for a 2^-32
+/// chance. Not keyed: a collision only lets a client send what it could have posted.
+fn digest(words: &[u64]) -> u32 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for w in words {
+        // A multiply-xorshift round (as splitmix64's finaliser).
+        h = (h ^ w).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 31;
+    }
+    (h ^ h >> 32) as u32
 }
 
 /// A validated copy of a receive WQE.

@@ -49,7 +49,7 @@ impl QpType {
 
 /// Send work request opcodes (`enum ib_wr_opcode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
+#[repr(u8)]
 pub enum WrOpcode {
     /// `IB_WR_RDMA_WRITE`.
     RdmaWrite = 0,
@@ -160,7 +160,7 @@ impl WrOpcode {
 
 /// Work completion status (`enum ib_wc_status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
+#[repr(u8)]
 pub enum WcStatus {
     /// `IB_WC_SUCCESS`.
     Success = 0,
