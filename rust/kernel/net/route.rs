@@ -56,8 +56,9 @@ impl Drop for RcuReadLock {
 /// device leaves its namespace, moved (`__dev_change_net_namespace`) or unregistered, with
 /// a last `synchronize_net()` after the point where a lookup there could still start (the
 /// move, the `NETDEV_UNREGISTER` notifiers), which waits for the section. So a route looked
-/// up in the old namespace is released before the device is gone from it, and a
-/// namespace is dismantled only once its devices are.
+/// up in the old namespace is released before the move or unregistration returns, and a
+/// namespace is dismantled only after its devices have left it. The section is what makes
+/// that hold, so `f` must not sleep (rrxe's runs under a spinlock).
 pub struct RouteMemo<'a> {
     dev: &'a NetDevice,
     held: Cell<Option<HeldRoute>>,

@@ -517,7 +517,7 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         seg.payload_len as usize,
         |buf: &mut [u8]| {
             if wqe.inline {
-                wqe::read_inline(&inner.sq, cur.index, seg.offset as usize, buf)
+                wqe::read_inline(&inner.sq, cur.index, wqe, seg.offset as usize, buf)
                     .map_err(|_| MemError::Range)
             } else {
                 sgl::read(dev.data(), owner, wqe.sges.sges(), offset, buf)

@@ -4,8 +4,10 @@
 //! (`struct rxe_send_wqe`, `struct rxe_recv_wqe`), decoded into validated kernel copies.
 //!
 //! The queue memory is writable by userspace at any time: a WQE is copied out once, checked
-//! (opcode, SGE count, lengths) and used from the copy. Only the fields the ABI defines as
-//! inputs are read; the progress fields rxe keeps inside the WQE are kept privately.
+//! (opcode, SGE count, lengths) and used from the copy; only inline data, which is payload,
+//! is read from the queue when it is sent, within the length the copy holds. Only the
+//! fields the ABI defines as inputs are read; the progress fields rxe keeps inside the WQE
+//! are kept privately.
 
 use crate::{
     ext::rdma::{
@@ -169,18 +171,23 @@ impl SendWqe {
 /// completed in error. SGE addresses and keys read again are checked again where they are
 /// used (lkey, PD and range checks), as on the first send.
 ///
-/// What the engine acts on is kept exactly (opcode, length, SGE count, the one SGE, the
+/// What the engine acts on is kept exactly (opcode, length, SGE count, the first SGE, the
 /// remote range). The fields it only passes on (flags, immediate data or key to
-/// invalidate, atomic operands, flush fields) are kept as a digest, which a rewrite of them
-/// changes but for a 2^-32 chance: a client that slips one past it sends what it could
-/// have posted. A shape is small because the engine keeps one per send queue slot
-/// ([`crate::eng::Track`]).
+/// invalidate, atomic operands, flush fields) are kept as a digest, which catches an
+/// accidental rewrite of them but for a 2^-32 chance. It is not keyed, so a client can
+/// find a rewrite it misses, and gains nothing by it: the fields only shape what is sent
+/// and whether the completion is signaled (the track is remade from the WQE read again),
+/// so it sends what it could have posted; and an inline WQE has no SGE while another of
+/// the same non-zero length has one at least. A shape is small because the engine keeps
+/// one per send queue slot ([`crate::eng::Track`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
     pub(crate) op: WrOpcode,
     sges: u8,
     pub(crate) len: u32,
-    /// The SGE of a WQE that has exactly one (else meaningless).
+    /// The first SGE (none: zero): where the response of a WQE that has exactly one goes
+    /// ([`Shape::sge`]); compared too, so a WQE of several SGEs whose first is rewritten
+    /// is refused when read again, like one of a single SGE.
     first: Sge,
     pub(crate) remote_addr: u64,
     pub(crate) remote_rkey: u32,
@@ -232,8 +239,9 @@ impl Shape {
     }
 }
 
-/// A 32-bit digest of `words`, which any change of one word alters but for a 2^-32
-/// chance. Not keyed: a collision only lets a client send what it could have posted.
+/// A 32-bit digest of `words`, which a change of one word alters but for a 2^-32 chance
+/// (each round is a bijection of the state; the last step folds it to 32 bits). Not keyed:
+/// see [`Shape`] for why that is enough.
 fn digest(words: &[u64]) -> u32 {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
     for w in words {
@@ -300,11 +308,22 @@ fn check_inline(q: &FromClient, len: u32) -> Result<(), WqeError> {
     }
 }
 
-/// Copies inline data of the send WQE at ring position `index`, from byte `off` of it, into
-/// `dst`. The bytes are payload, read when sent (like an SGE's memory, which the client may
-/// also change meanwhile); nothing is decided on them. Fails only outside the element.
-pub(crate) fn read_inline(q: &FromClient, index: u32, off: usize, dst: &mut [u8]) -> Result {
-    q.read_at(index, SEND_SGE_OFF.checked_add(off).ok_or(EINVAL)?, dst)
+/// Copies inline data of the send WQE at ring position `index`, decoded as `w`, from byte
+/// `off` of it, into `dst`. The bytes are payload, read when sent (like an SGE's memory,
+/// which the client may also change meanwhile); nothing is decided on them. Fails beyond
+/// the WQE's length.
+pub(crate) fn read_inline(
+    q: &FromClient,
+    index: u32,
+    w: &SendWqe,
+    off: usize,
+    dst: &mut [u8],
+) -> Result {
+    let end = off.checked_add(dst.len()).ok_or(EINVAL)?;
+    if !w.inline || end > w.len as usize {
+        return Err(EINVAL);
+    }
+    q.read_at(index, SEND_SGE_OFF + off, dst)
 }
 
 /// Decodes the send WQE at ring position `index` into `w`, in place (its SGEs may be
