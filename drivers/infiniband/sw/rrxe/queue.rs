@@ -266,7 +266,7 @@ impl FromClient {
 
     /// Copies bytes of element `index`, from `off`, into `dst`.
     pub(crate) fn read_at(&self, index: u32, off: usize, dst: &mut [u8]) -> Result {
-        if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {
+        if !self.holds(off, dst.len()) {
             return Err(EINVAL);
         }
         self.ring.mem.read(self.ring.offset(index, off), dst)
@@ -274,7 +274,7 @@ impl FromClient {
 
     /// Reads a `T` at `off` of element `index`.
     pub(crate) fn read_obj_at<T: FromBytes>(&self, index: u32, off: usize) -> Result<T> {
-        if off.checked_add(size_of::<T>()).ok_or(EINVAL)? > self.ring.elem_size() {
+        if !self.holds(off, size_of::<T>()) {
             return Err(EINVAL);
         }
         self.ring.mem.read_obj(self.ring.offset(index, off))
@@ -297,7 +297,7 @@ impl FromClient {
 
     /// Copies bytes of the oldest element, from `off`, into `dst`.
     pub(crate) fn read_front(&self, off: usize, dst: &mut [u8]) -> Result {
-        if off.checked_add(dst.len()).ok_or(EINVAL)? > self.ring.elem_size() {
+        if !self.holds(off, dst.len()) {
             return Err(EINVAL);
         }
         self.ring.mem.read(self.ring.offset(self.cons, off), dst)

@@ -33,7 +33,6 @@ use kernel::{
 /// What the SRQ lock protects.
 struct Inner {
     rq: FromClient,
-    max_sge: u32,
     /// Below this many posted WQEs the limit event fires (0: disarmed).
     limit: u32,
     /// A resize is copying the posted WQEs to a new queue: nothing is taken meanwhile
@@ -44,14 +43,16 @@ struct Inner {
 /// What QPs using the SRQ share.
 pub(crate) struct SrqShared {
     inner: Pin<KBox<SpinLockIrq<Inner>>>,
+    /// How many SGEs its WQEs may have (set when it is created, never changed).
+    max_sge: u32,
     /// Reports the limit event.
     events: SrqEvents,
 }
 
 impl SrqShared {
-    /// How many SGEs its WQEs may have (set when it is created).
+    /// How many SGEs its WQEs may have.
     pub(crate) fn max_sge(&self) -> u32 {
-        self.inner.lock().max_sge
+        self.max_sge
     }
 
     /// Takes the oldest posted WQE, decoded into `w` (`Err` for a malformed one, which is
@@ -151,7 +152,6 @@ impl Srq {
             new_spinlock_irq!(
                 Inner {
                     rq,
-                    max_sge,
                     limit,
                     resizing: false
                 },
@@ -159,7 +159,16 @@ impl Srq {
             ),
             GFP_KERNEL,
         )
-        .and_then(|inner| Ok(Arc::new(SrqShared { inner, events }, GFP_KERNEL)?))
+        .and_then(|inner| {
+            Ok(Arc::new(
+                SrqShared {
+                    inner,
+                    max_sge,
+                    events,
+                },
+                GFP_KERNEL,
+            )?)
+        })
         .inspect_err(|_| table.unreserve(num))?;
         table.fill(num, shared.clone());
         let mmap = KBox::pin_init(new_mutex!(mmap, "rrxe:srq_mmap"), GFP_KERNEL)
@@ -193,8 +202,7 @@ impl Srq {
             } else {
                 None
             };
-            let max_sge = self.shared.inner.lock().max_sge;
-            let (mut rq, mmap, mi) = new_queue(max_wr, max_sge, udata)?;
+            let (mut rq, mmap, mi) = new_queue(max_wr, self.shared.max_sge, udata)?;
             // Report the new mapping before switching: if the copy fails, nothing changed.
             if let Some(addr) = mi_addr {
                 udata.write_to_user(addr, &mi)?;
@@ -251,7 +259,7 @@ impl Srq {
             if rq.is_full() {
                 return Err(ENOMEM);
             }
-            write_recv(&rq, &wr, inner.max_sge as usize)?;
+            write_recv(&rq, &wr, self.shared.max_sge as usize)?;
             rq.produce()?;
         }
         Ok(())
@@ -266,7 +274,7 @@ impl Srq {
     pub(crate) fn query(&self, attr: &mut SrqAttr) -> Result {
         let inner = self.shared.inner.lock();
         attr.max_wr = inner.rq.capacity();
-        attr.max_sge = inner.max_sge;
+        attr.max_sge = self.shared.max_sge;
         attr.srq_limit = inner.limit;
         Ok(())
     }
