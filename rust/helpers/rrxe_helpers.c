@@ -151,6 +151,11 @@ unsigned int rrxe_helper_num_possible_cpus(void)
 	return num_possible_cpus();
 }
 
+unsigned int rrxe_helper_num_online_cpus(void)
+{
+	return num_online_cpus();
+}
+
 struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info)
 {
 	return netdev_notifier_info_to_dev(info);

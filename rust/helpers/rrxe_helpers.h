@@ -67,6 +67,7 @@ void rrxe_helper_spin_unlock_bh(spinlock_t *lock);
 
 /* CPUs. */
 unsigned int rrxe_helper_num_possible_cpus(void);
+unsigned int rrxe_helper_num_online_cpus(void);
 
 /* Netdevice notifier. */
 struct netdev_notifier_info;
