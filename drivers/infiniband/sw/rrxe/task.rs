@@ -430,8 +430,9 @@ impl QpShared {
     /// client of a stream does not take a completion between two of its doorbells. And
     /// a client that took one may still be posting ahead (several QPs sharing a CQ, a
     /// stream reaping as it goes): it has WQEs outstanding. A fresh QP's first doorbell
-    /// runs at once. A ping-pong that completes nothing it polls (unsignaled WQEs, the
-    /// answer found in memory) gets its work item for every message, as with rxe.
+    /// runs at once. On two or more CPUs, a ping-pong that completes nothing it polls
+    /// (unsignaled WQEs, the answer found in memory) gets its work item for every message,
+    /// as with rxe.
     ///
     /// The indices come from memory the client writes: any value only picks where the
     /// engine runs, and either place runs all of it.
