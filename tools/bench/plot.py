@@ -40,13 +40,21 @@ def series(doc, key):
     return {t: sorted(v) for t, v in out.items()}
 
 
+def clock(doc):
+    """How the run kept time, for the title: host time or instruction time, vCPUs."""
+    harness = doc.get("harness") or {}
+    kind = "instruction time" if str(harness.get("clock", "")).startswith("instructions") \
+        else "host time"
+    return f"{kind}, {harness.get('vcpus', '?')} vCPU"
+
+
 def svg(doc):
     data, base = series(doc, "ratio"), series(doc, "ratio_base")
-    title = (f"rrxe/rxe, median of {doc.get('reps')} runs, perftest loopback, QEMU TCG "
+    title = (f"rrxe/rxe, medians of {doc.get('reps')}, perftest loopback, TCG {clock(doc)} "
              f"({doc.get('timestamp')})")
     if base:
-        title = (f"rrxe/rxe and rrxe/base (base: {doc['base'].get('rev') or '?'}), median of "
-                 f"{doc.get('reps')} runs, QEMU TCG ({doc.get('timestamp')})")
+        title = (f"rrxe/rxe and rrxe/base (base: {doc['base'].get('rev') or '?'}), medians of "
+                 f"{doc.get('reps')}, TCG {clock(doc)} ({doc.get('timestamp')})")
     e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
          f'font-family="sans-serif" font-size="12">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
