@@ -19,6 +19,8 @@
 #                   of git revision REV to that boot (A/B against the code before a change).
 #                   On the bench kernel (the test kernel without lockdep, lock and leak
 #                   debugging), built first if missing; BENCH_KERNEL=test: the test kernel
+#   make bench-2vm  the same matrix between two VMs of 2 vCPUs each (servers in VM1, clients
+#                   in VM2), rxe with rxe and rrxe with rrxe in the same boots
 #   make bench-profile  where the time goes: perf samples the guest while perftest runs
 #                   (ib_write_bw and ib_send_bw 2 B, ib_write_bw and ib_read_bw 64 KiB) on
 #                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a
@@ -32,7 +34,7 @@ SHELL := /bin/bash
 PROVIDER ?= rrxe
 
 .PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench \
-	bench-profile clean
+	bench-2vm bench-profile clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -71,6 +73,9 @@ soak: modules
 # The bench scripts build rrxe.ko for the kernel they run on.
 bench:
 	tools/bench/bench
+
+bench-2vm:
+	BENCH_VMS=2 tools/bench/bench
 
 bench-profile:
 	tools/bench/profile

@@ -50,7 +50,8 @@ def clock(doc):
 
 def svg(doc):
     data, base = series(doc, "ratio"), series(doc, "ratio_base")
-    title = (f"rrxe/rxe, medians of {doc.get('reps')}, perftest loopback, TCG {clock(doc)} "
+    where = "two VMs" if (doc.get("harness") or {}).get("vms") == 2 else "loopback"
+    title = (f"rrxe/rxe, medians of {doc.get('reps')}, perftest {where}, TCG {clock(doc)} "
              f"({doc.get('timestamp')})")
     if base:
         title = (f"rrxe/rxe and rrxe/base (base: {doc['base'].get('rev') or '?'}), medians of "

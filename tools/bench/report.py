@@ -6,7 +6,7 @@ perf-matrix.sh) from a serial log, prints the table and writes the JSON.
 Usage: report.py LOG JSON [KEY=VALUE...]
 
 tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a copy of the
-JSON; stamp, reps, quick, icount, timeout, vm_status, wall, load_start, load_end,
+JSON; stamp, reps, quick, icount, vms, timeout, vm_status, wall, load_start, load_end,
 host_nproc, perftest_pkg, qemu_version, git_rev, git_dirty, run_dir; with BENCH_BASE
 base_rev, base_commit, base_tree, base_ko). A separate file, so that a saved log can be reported
 again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`): facts not given are
@@ -24,6 +24,7 @@ latest = facts.get("latest")
 stamp = facts.get("stamp", "unknown")
 reps, quick = facts.get("reps", "?"), facts.get("quick", "0")
 icount = facts.get("icount", "0") == "1"
+vms = facts.get("vms", "1")
 timeout, vm_status, wall = (int(facts.get(k, 0)) for k in ("timeout", "vm_status", "wall"))
 load_start, load_end = facts.get("load_start", "?"), facts.get("load_end", "?")
 host_nproc = int(facts.get("host_nproc", 0))
@@ -243,6 +244,11 @@ for p in PROVIDERS:
     if best:
         vs_memcpy[p] = {"best_mibs": best[0], "size": best[1],
                         "pct": 100 * best[0] / memcpy["mibs"] if memcpy["mibs"] else None}
+# Two VMs: the link's TCP bandwidth between them, the limit there, and each provider's best
+# ib_write_bw as a share of it.
+link = meta_num("link_mibs")
+vs_link = {p: {**v, "pct": 100 * v["best_mibs"] / link} for p, v in vs_memcpy.items()} \
+    if link else {}
 have_rrxe = datapath.get("rrxe", False)
 
 # Scaling: each provider's median of the rows with more QPs or flows over its 1-QP row of
@@ -259,9 +265,17 @@ for label, test, size, metric in SCALING:
                 for t in (test, "ib_write_bw"))
         if a and b:
             scaling.setdefault(p, {})[label] = a / b
+vms = meta.get("vms", vms)
+if vms == "2":
+    harness_kind = ("QEMU TCG, two VMs, servers in VM1 and clients in VM2 (the records), "
+                    "over QEMU's UDP socket link")
+else:
+    harness_kind = "QEMU TCG, one VM, loopback (server and client on one device)"
 print()
-print("perftest, loopback (server and client on one device), one QEMU TCG VM,",
-      f"{meta.get('vcpus', '?')} vCPUs, kernel {meta.get('kernel', '?')}",
+print("perftest,", "two QEMU TCG VMs (servers in VM1, clients in VM2, over QEMU's UDP socket"
+      " link)," if vms == "2" else "loopback (server and client on one device), one QEMU TCG VM,",
+      f"{meta.get('vcpus', '?')} vCPUs{' each' if vms == '2' else ''},",
+      f"kernel {meta.get('kernel', '?')}",
       f"({meta.get('kernel_flavour', '?')} kernel),",
       f"perftest {meta.get('perftest', '?')}")
 print("QEMU TCG on a shared host: compare the columns with each other, never quote the",
@@ -280,7 +294,8 @@ if has_base:
           f"{git_rev} with {git_dirty} files changed")
 print("kernel CPU: the guest's system+irq+softirq CPU time while the run lasted (setup and",
       "teardown included), median per message (us) and per GiB (s); perftest busy-polls, so its",
-      "user time is polling (in the JSON) and the kernel time is the driver's cost")
+      "user time is polling (in the JSON) and the kernel time is the driver's cost",
+      *(["(two VMs: the client VM's only)"] if vms == "2" else []))
 if icount:
     print("the kernel samples its CPU time at its tick (250 a second): in instruction",
           "time it varies more than the rates (about 20 %)")
@@ -302,6 +317,11 @@ if memcpy["mibs"]:
     print("best loopback ib_write_bw from 64 KiB to 8 MiB (median) against it (goal >= 50 %):",
           "; ".join(f"{p} {v['best_mibs']:.4g} MB/s at {human(v['size'])} = {v['pct']:.2f} %"
                     for p, v in vs_memcpy.items()) or "no write results")
+if link:
+    print(f"link between the VMs: {link:.1f} MiB/s of TCP (one connection, MTU-sized segments);",
+          "best two-VM ib_write_bw from 64 KiB to 8 MiB (median) against it:",
+          "; ".join(f"{p} {v['best_mibs']:.4g} MB/s at {human(v['size'])} = {v['pct']:.0f} %"
+                    for p, v in vs_link.items()) or "no write results")
 if "rrxe" not in datapath:
     print("rrxe was not probed (the run ended before): only rxe was measured.")
 elif not have_rrxe:
@@ -379,7 +399,7 @@ doc = {
     "schema": 2,
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     "timestamp": stamp,
-    "harness": {"kind": "QEMU TCG, one VM, loopback (server and client on one device)",
+    "harness": {"kind": harness_kind, "vms": int(vms) if vms.isdigit() else None,
                 "vcpus": int(meta["vcpus"]) if meta.get("vcpus", "").isdigit() else None,
                 "mem_mb": int(meta["mem_mb"]) if meta.get("mem_mb", "").isdigit() else None,
                 "qemu": qemu_version, "host_cpus": host_nproc,
@@ -401,6 +421,7 @@ doc = {
     "order": [{"rep": r, "provider": p} for r, p in order], "order_alternates": alternates,
     "memcpy": memcpy,
     "write_vs_memcpy": vs_memcpy,
+    **({"link_mibs": link, "write_vs_link": vs_link} if link else {}),
     "scaling": scaling,
     "guest_meta": meta,
     "ratio_note": "higher-better metrics: rrxe/rxe; lower-better (latency): rxe/rrxe; >1: rrxe better"
@@ -426,6 +447,9 @@ doc = {
               "the same size (1 QP, one flow, as many messages)",
               "write_vs_memcpy": "best median ib_write_bw bw_avg from 64 KiB to 8 MiB; pct: "
               "of memcpy.mibs",
+              "link_mibs": "two VMs: MiB/s of one TCP connection from the client VM to the "
+              "server VM (128 MiB)",
+              "write_vs_link": "write_vs_memcpy's best against link_mibs",
               "tries": "runs needed (perftest clock calibration failures are retried)"},
     "samples": sorted(samples.values(), key=lambda s: (s["provider"], TESTS.index(s["test"]),
                                                         s["size"], s["rep"])),

@@ -8,6 +8,13 @@
 # rxe rrxe [base], even ones in the reverse order, so that drifting host load hits them
 # alike.
 #
+# With two VMs (`make bench-2vm`: vm-run --vms 2, both VMs run this script) the servers
+# run in the server VM and the clients in the client VM, over the link between them: both
+# VMs switch providers at the same points and run the same sequence of runs, which stay
+# in step because each client waits for its servers (see pair); the client VM writes the
+# records. Without the 4,096-QP row and the memcpy limit (figures of one host), and without
+# skipping a provider that hangs (each VM sees only its own side).
+#
 # Usage: perf-matrix.sh REPS QUICK BUDGET_SECS [ONLY [BASE_KO]]
 #   QUICK=1: the 64 KiB points only (with their scaling rows). BUDGET_SECS: tests that
 #   could not finish within it (from the script's start) are skipped, so the results
@@ -158,16 +165,21 @@ result_row() {
 	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
 }
 
-# pair SECS FLOWS TEST ARGS...: FLOWS server and client pairs (client to 127.0.0.1) on
-# $dev, each on its own port and under a time limit; every server listens before the
-# clients start, and the clients run at the same time. Sets P_ST (ok|fail|timeout),
-# P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of the guest from before the
-# servers started until all ended, setup and teardown of perftest included); logs in
-# /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS. With P_KMEM=1, P_KMEM0 and P_KMEM1 are
-# kmem_kb before the servers start and its peak while the clients run.
+# pair SECS FLOWS TEST ARGS...: FLOWS server and client pairs on $dev, each on its own
+# port and under a time limit; every server listens before the clients start, and the
+# clients run at the same time. One VM: the clients connect to 127.0.0.1. Two VMs: the
+# server VM runs the servers, the client VM the clients, to the server VM's address, once
+# the server VM says its servers listen (it accepts a TCP connection on the first flow's
+# port + READY_OFFSET then); each side knows its own programs' status only. Sets P_ST
+# (ok|fail|timeout), P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of this guest
+# from before the servers started until all ended, setup and teardown of perftest
+# included); logs in /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS. With P_KMEM=1, P_KMEM0
+# and P_KMEM1 are kmem_kb before the servers start and its peak while the clients run.
 pair() {
-	local secs=$1 n=$2 t0 i st cst=0 sst=0 up=1 bad=1 cbad=1 k0 u0 i0
+	local secs=$1 n=$2 t0 i st cst=0 sst=0 up=1 bad=1 cbad=1 k0 u0 i0 ready=''
 	local -a spid cpid ports
+	local role=${RRXE_ROLE:-single} to=127.0.0.1 here=1 # here: servers run in this VM
+	[ "$role" != client ] || here=0
 	shift 2
 	hw_counters >/tmp/hw0
 	[ "${P_KMEM:-0}" != 1 ] || P_KMEM0=$(kmem_kb) P_KMEM1=0
@@ -178,11 +190,13 @@ pair() {
 		port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
 		ports[i]=$port
 		: >"/tmp/cli$i.log"
+		: >"/tmp/srv$i.log"
+		[ "$here" = 1 ] || continue
 		timeout -k 5 "$secs" "$@" -d "$dev" -x "$gid" -F -p "$port" >"/tmp/srv$i.log" 2>&1 &
 		spid[i]=$!
 	done
 	# Until every server listens; a server's own time limit ends the wait if it never does.
-	for ((i = 1; i <= n && up; i++)); do
+	for ((i = 1; i <= n && up && here; i++)); do
 		until tcp_listening "${ports[i]}"; do
 			if ! kill -0 "${spid[i]}" 2>/dev/null; then
 				up=0 bad=$i
@@ -191,9 +205,16 @@ pair() {
 			sleep 0.1
 		done
 	done
-	if [ "$up" = 1 ]; then
+	if [ "$role" = server ] && [ "$up" = 1 ]; then
+		busybox nc -l -p $((ports[1] + READY_OFFSET)) </dev/null >/dev/null 2>&1 &
+		ready=$!
+	elif [ "$role" = client ]; then
+		peer_ready "$secs" $((ports[1] + READY_OFFSET)) || up=0
+		to=$RRXE_PEER_IP
+	fi
+	if [ "$up" = 1 ] && [ "$role" != server ]; then
 		for ((i = 1; i <= n; i++)); do
-			run_to "$secs" "$@" -d "$dev" -x "$gid" -F -p "${ports[i]}" 127.0.0.1 \
+			run_to "$secs" "$@" -d "$dev" -x "$gid" -F -p "${ports[i]}" "$to" \
 				>"/tmp/cli$i.log" 2>&1 &
 			cpid[i]=$!
 		done
@@ -215,12 +236,12 @@ pair() {
 	fi
 	# A failed client leaves its server waiting; a server that never listened leaves the
 	# others without a client.
-	if [ "$cst" != 0 ] || [ "$up" = 0 ]; then
+	if [ "$role" = single ] && { [ "$cst" != 0 ] || [ "$up" = 0 ]; }; then
 		for ((i = 1; i <= n; i++)); do
 			[ "$i" = "$bad" ] && [ "$up" = 0 ] || kill "${spid[i]}" 2>/dev/null || :
 		done
 	fi
-	for ((i = 1; i <= n; i++)); do
+	for ((i = 1; i <= n && here; i++)); do
 		st=0
 		wait "${spid[i]}" || st=$?
 		if [ "$up" = 0 ] && [ "$i" = "$bad" ]; then
@@ -229,6 +250,10 @@ pair() {
 			sst=$st bad=$i
 		fi
 	done
+	if [ -n "$ready" ]; then
+		kill "$ready" 2>/dev/null || :
+		wait "$ready" 2>/dev/null || :
+	fi
 	cpu_ticks
 	hw_counters >/tmp/hw1
 	P_KERN=$((C_KERN - k0)) P_USER=$((C_USER - u0)) P_IDLE=$((C_IDLE - i0))
@@ -238,7 +263,9 @@ pair() {
 		sst=124
 	fi
 	P_ST=fail P_ERR=
-	if [ "$up" = 0 ] && [ "$sst" = 124 ]; then
+	if [ "$up" = 0 ] && [ "$role" = client ]; then
+		P_ST=timeout P_ERR="the server VM's servers did not listen within $secs s"
+	elif [ "$up" = 0 ] && [ "$sst" = 124 ]; then
 		P_ST=timeout P_ERR="the server did not listen within $secs s"
 	elif [ "$up" = 0 ]; then
 		P_ERR="the server exited (rc $sst) before listening - $(first_error "/tmp/srv$bad.log")"
@@ -257,6 +284,21 @@ pair() {
 	[ "$n" = 1 ] || [ -z "$P_ERR" ] || P_ERR="$P_ERR (of $n flows)"
 }
 
+# Two VMs: the server VM says its servers listen by accepting a TCP connection on the
+# first flow's port plus this.
+READY_OFFSET=10000
+
+# peer_ready SECS PORT: on the client VM, waits (up to SECS) until the server VM accepts a
+# TCP connection on PORT.
+peer_ready() {
+	local end=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		timeout 2 bash -c "exec 3<>/dev/tcp/$RRXE_PEER_IP/$2" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # dump_logs FLOWS: the last lines of both sides of every flow, for a failed run.
 dump_logs() {
 	local f i l
@@ -268,14 +310,20 @@ dump_logs() {
 	done
 }
 
-# usable_row FILE: the result row of FILE if it holds numbers (a failed clock calibration
-# gives a message rate of 0 or inf usec; MB/s has two decimals, 0.00 for tiny messages).
+# usable_row FILE: the result row of FILE if it holds numbers and perftest calibrated its
+# clock (a failed calibration gives a message rate of 0 or inf usec). MB/s has two
+# decimals, 0.00 for tiny messages, and the message rate six, 0.000000 for a few large
+# messages a second (two VMs): one of them must be above 0.
 usable_row() {
 	local row c
 	row=$(result_row "$1")
 	read -r -a c <<<"$row"
 	case $TEST in
-	*_bw) [ "${#c[@]}" -ge 5 ] && [ "$(awk -v v="${c[4]}" 'BEGIN { print (v > 0) }')" = 1 ] ;;
+	*_bw)
+		[ "${#c[@]}" -ge 5 ] && [[ $row != *inf* && $row != *nan* ]] &&
+			! grep -qs "Correlation coefficient" "$1" &&
+			[ "$(awk -v b="${c[3]}" -v r="${c[4]}" 'BEGIN { print (b > 0 || r > 0) }')" = 1 ]
+		;;
 	*) [ "${#c[@]}" -ge 8 ] && [[ $row != *inf* && $row != *nan* ]] ;;
 	esac || return 1
 	echo "$row"
@@ -309,9 +357,11 @@ parse_run() {
 # measure PROVIDER REP ID SIZE ITERS [ARGS...]: one sample, as BENCH records. ID is the
 # perftest program, with a variant for the scaling rows: ID-qN (N QPs: -q N, ITERS per
 # QP) or ID-Nflows (N server and client pairs at once, ITERS each, their figures summed).
-# A failed clock calibration is retried (up to 3 runs in all).
+# A failed clock calibration is retried (up to 3 runs in all; with two VMs not at all: the
+# server VM could not tell). With two VMs the client VM records; the server VM runs its
+# side of the same sequence of runs.
 measure() {
-	local p=$1 rep=$2 id=$3 size=$4 iters=$5 try=1 summary c qps=1 flows=1 i bw rate
+	local p=$1 rep=$2 id=$3 size=$4 iters=$5 try=1 summary c qps=1 flows=1 i bw rate tries=3
 	TEST=${id%%-*}
 	shift 5
 	[[ -z $only || "$id $size" =~ $only ]] || return 0
@@ -338,8 +388,10 @@ measure() {
 			return 0
 		fi
 		pair "$to" "$flows" "${args[@]}"
+		[ "${RRXE_ROLE:-single}" != server ] || return 0
+		[ "${RRXE_VMS:-1}" = 1 ] || tries=1
 		parse_run "$flows"
-		if [ "$P_ST" != calib ] || [ $try -ge 3 ]; then
+		if [ "$P_ST" != calib ] || [ $try -ge $tries ]; then
 			break
 		fi
 		say "$p rep $rep $id $size -> perftest clock calibration failed, again"
@@ -398,7 +450,8 @@ measure() {
 	rec error "$P_ERR"
 	say "$p rep $rep $id $size -> ${P_ST^^} ($P_ERR)"
 	dump_logs "$flows"
-	if [ "$P_ST" = timeout ]; then
+	# Two VMs: each would count its own side's hangs, and the two must run the same tests.
+	if [ "$P_ST" = timeout ] && [ "${RRXE_VMS:-1}" = 1 ]; then
 		hangs[$p]=$((hangs[$p] + 1))
 		if [ "${hangs[$p]}" -ge 3 ]; then
 			usable[$p]=0
@@ -440,10 +493,10 @@ matrix() {
 	# and rrxe alike; 6,200 and 6,300, multiples of its CQ moderation (100), complete.
 	measure "$p" "$rep" ib_write_bw-q8 2 $((rate_msgs / 8 / 100 * 100))
 	measure "$p" "$rep" ib_atomic_bw 8 $rate_msgs -A FETCH_AND_ADD
-	# 4,096 QPs with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
+	# 4,096 QPs (one VM: the memory per QP is a figure of one host) with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
 	# outstanding message of every QP, and the largest CQ is 32,767), as many as the 512 B
 	# row of the sweep; the kernel's memory per QP from the peak.
-	measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
+	[ "${RRXE_VMS:-1}" != 1 ] || measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
 			measure "$p" "$rep" "$t" "$s" "$(sweep_iters "$s")"
@@ -461,6 +514,8 @@ matrix() {
 memcpy_limit() {
 	local pin=() cpu=no k v
 	[[ -z $only || "memcpy 0" =~ $only ]] || return 0
+	# Two VMs: the limit of loopback only.
+	[ "${RRXE_VMS:-1}" = 1 ] || return 0
 	if taskset -c 1 true 2>/dev/null; then
 		pin=(taskset -c 1)
 		cpu=1
@@ -474,6 +529,48 @@ memcpy_limit() {
 	done </tmp/memcpy.log
 	meta memcpy_pinned "$cpu"
 	say "memcpy one core (pinned $cpu) $(tr '\n' ' ' </tmp/memcpy.log)MiB/s"
+}
+
+# link_limit: two VMs: the bandwidth of the link between them, which the two-VM bandwidth
+# is set against as the loopback's is against memcpy: 128 MiB over one TCP connection from
+# the client VM to the server VM (bash's /dev/tcp to busybox nc), in segments of the MTU
+# (QEMU's socket link offers no segmentation offload), timed on the client; once per boot,
+# before the matrix.
+link_limit() {
+	local lport mib=128 t0 nc_pid ready_pid mibs
+	[[ -z $only || "link 0" =~ $only ]] || return 0
+	[ "${RRXE_VMS:-1}" = 2 ] || return 0
+	port=$((port + 1)) lport=$port
+	case $RRXE_ROLE in
+	server)
+		timeout 120 busybox nc -l -p "$lport" >/dev/null 2>&1 &
+		nc_pid=$!
+		until tcp_listening "$lport"; do
+			kill -0 "$nc_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		busybox nc -l -p $((lport + READY_OFFSET)) </dev/null >/dev/null 2>&1 &
+		ready_pid=$!
+		wait "$nc_pid" || :
+		kill "$ready_pid" 2>/dev/null || :
+		wait "$ready_pid" 2>/dev/null || :
+		;;
+	client)
+		if ! peer_ready 60 $((lport + READY_OFFSET)); then
+			note guest "link measurement - the server VM did not listen"
+			return 0
+		fi
+		t0=$EPOCHREALTIME
+		if ! timeout 120 bash -c 'dd if=/dev/zero bs=65536 count=$1 2>/dev/null \
+			>"/dev/tcp/$2/$3"' - $((mib * 16)) "$RRXE_PEER_IP" "$lport"; then
+			note guest "link measurement failed"
+			return 0
+		fi
+		mibs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" -v m=$mib 'BEGIN { printf "%.1f", m / (b - a) }')
+		meta link_mibs "$mibs"
+		say "link (TCP, client VM to server VM) $mibs MiB/s"
+		;;
+	esac
 }
 
 # probe P: does P (rrxe or base) move data at all? Sets usable[P].
@@ -505,6 +602,7 @@ meta kernel "$(uname -r)"
 meta kernel_flavour "${RRXE_KERNEL:-unknown}"
 meta perftest "$(ib_write_bw --version 2>&1 | sed -n 's/^Version: *//p' | head -n 1)"
 meta vcpus "$(nproc)"
+meta vms "${RRXE_VMS:-1}"
 meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 meta reps "$reps"
 meta quick "$quick"
@@ -513,6 +611,7 @@ meta only "$only"
 meta providers "${provs[*]}"
 meta datapath rxe yes
 memcpy_limit
+link_limit
 declare -A probed=([rxe]=1)
 for ((rep = 1; rep <= reps; rep++)); do
 	order=()
