@@ -4,12 +4,14 @@
 # RDMA READ retry over a lossy link, many times: ib_read_bw -s 1 MiB -n 5 (up to five
 # 1024-response reads in flight) RUNS times (default 20) between two network namespaces
 # of one VM whose veth pair loses 5 % of the packets each way, then RUNS/2 times with a
-# short timeout (-u 8), shorter than the responder takes to answer one ask. Lost read
-# requests, lost responses and requests dropped behind a lost one all happen here within
-# a few runs; every run must complete (this found a livelock, an ask across the end of a
-# range the responder saved, a bad-response error on a one-packet answer to such an ask,
-# and a responder kept answering stale asks by a requester that asked again at every
-# timeout while the answers streamed in).
+# short timeout (-u 8), shorter than the responder takes to answer one ask, then once 300
+# reads of 64 KiB, as many in flight as perftest puts (the responses of the reads behind
+# one that lost some must be kept: at most 1.5 times the responses needed may arrive).
+# Lost read requests, lost responses and requests dropped behind a lost one all happen
+# here within a few runs; every run must complete (this found a livelock, an ask across
+# the end of a range the responder saved, a bad-response error on a one-packet answer to
+# such an ask, and a responder kept answering stale asks by a requester that asked again
+# at every timeout while the answers streamed in).
 # With --rxe-responder, the responder is C rdma_rxe (rxe8 on veth0, in init_net, where
 # rxe binds UDP 4791) and rrxe the requester (rrxe9 on veth1, inside ns1). rxe answers
 # every ask it queued, each in full, where rrxe's responder drops an ask a later one
@@ -55,10 +57,15 @@ tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
 tap_ok "netem loss 5% on both ends of the veth pair"
 RRXE_DEV=$cdev
 
-# read_run I [ARGS...]: run I, ib_read_bw with the common arguments and ARGS.
+# read_run I [ARGS...]: run I, ib_read_bw with the common arguments and ARGS (which may
+# set -s and -n again: perftest takes the last).
 read_run() {
-	local i=$1 port=$((19000 + $1)) sp cp crc src row
+	local i=$1 port=$((19000 + $1)) sp cp crc src row size=1048576 a prev=''
 	shift
+	for a in "$@"; do
+		[ "$prev" != -s ] || size=$a
+		prev=$a
+	done
 	local args=(-x 1 -F -s 1048576 -n 5 "$@")
 	run_to 150 "${TR_SX[@]}" ib_read_bw -d $sdev -p $port "${args[@]}" >/tmp/read-s.$i 2>&1 &
 	sp=$!
@@ -71,7 +78,7 @@ read_run() {
 	crc=$?
 	wait $sp
 	src=$?
-	row=$(grep -a -E '^ *1048576 ' /tmp/read-c.$i)
+	row=$(grep -a -E "^ *$size " /tmp/read-c.$i)
 	if [ $crc = 0 ] && [ $src = 0 ] && [ -n "$row" ]; then
 		tap_ok "run $i${*:+ ($*)}: $row"
 	else
@@ -97,6 +104,18 @@ got=$(hw_grown /tmp/lr.0 /tmp/lr.1 $cdev rcvd_pkts)
 need=$((runs / 2 * 5 * 1048576 / $(tr_active_mtu $cdev)))
 check "responses of the -u 8 runs: $got for the $need the reads need, at most 4 times" \
 	[ "$got" -le $((need * 4)) ]
+# Many reads in flight (300 of 64 KiB, as many at a time as perftest puts): the responses
+# of the reads after one that lost some arrive meanwhile. Dropped, they had to be asked
+# for again once their read was the oldest, and the reads posted meanwhile answered behind
+# those asks, so that with one loss every later read was fetched twice (two VMs: 127,000
+# responses for 64,000); kept, they are taken when their read is the oldest.
+hw_snapshot /tmp/lr.2 $cdev
+read_run $((runs + runs / 2 + 1)) -s 65536 -n 300
+hw_snapshot /tmp/lr.3 $cdev
+got=$(hw_grown /tmp/lr.2 /tmp/lr.3 $cdev rcvd_pkts)
+need=$((300 * 65536 / $(tr_active_mtu $cdev)))
+check "responses of 300 reads of 64 KiB: $got for $need needed, at most 1.5 times" \
+	[ "$got" -le $((need * 3 / 2)) ]
 rdma statistic show link $cdev/1 | sed 's/^/# /'
 if [ -n "$rxe_resp" ]; then
 	check "rdma link delete rxe8" rdma link delete rxe8

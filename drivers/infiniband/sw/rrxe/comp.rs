@@ -16,6 +16,7 @@ use crate::{
             ask_on_timeout, early, judge, read_complete, retry, rnr_retry, ReadAsk, Response,
             RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
+        opcode::Operation,
         packet::Packet,
         verbs::{QpType, WcStatus, WrOpcode},
     },
@@ -33,7 +34,10 @@ fn complete_front(p: &mut Pass<'_>, status: WcStatus) {
     let t = inner.eng.track(cons);
     let (holds_rd_atomic, signaled, wr_id, op, byte_len) =
         (t.holds_rd_atomic, t.signaled, t.wr_id, t.op, t.byte_len());
-    inner.eng.holes.clear();
+    // What was kept of later reads stays with them: forgotten are the PSNs before the one
+    // the completer expects now (a local operation has none of its own: its PSNs are the
+    // next WQE's).
+    inner.eng.holes.retire(inner.eng.comp.psn.prev());
     if holds_rd_atomic {
         inner.eng.rd_atomic = inner.eng.rd_atomic.saturating_sub(1);
     }
@@ -81,15 +85,23 @@ fn front_open(p: &Pass<'_>) -> bool {
     outstanding(p.inner) && !p.in_error()
 }
 
-/// Completes, in order, the WQEs at the front that need no acknowledge and were sent.
+/// Completes, in order, the WQEs at the front that need no acknowledge and were sent, and
+/// the reads behind them made whole by responses kept ([`complete_early`]); a range such a
+/// read misses is asked for in the next pass.
 pub(crate) fn complete_sent(p: &mut Pass<'_>) {
     while front_open(p) {
+        if complete_early(p) {
+            continue;
+        }
         let t = p.inner.eng.track(p.inner.sq.consumer());
         if !(t.all_sent && t.no_ack) {
             break;
         }
         let status = t.status;
         complete_front(p, status);
+    }
+    if p.inner.eng.retry_plan.read.is_some() {
+        p.out.again = true;
     }
 }
 
@@ -189,20 +201,58 @@ fn progress(inner: &mut Inner) {
     e.ahead.reset();
 }
 
-/// Completes the oldest WQE if its result came early. Returns true if it did.
+/// Completes the oldest WQE if its result came early, or if it is an RDMA READ whose
+/// responses were kept while an older one missed some and they make it whole. Returns true
+/// if it did. Not a WQE the requester gave up on (no acknowledge awaited: it completes
+/// with the status it was given).
 fn complete_early(p: &mut Pass<'_>) -> bool {
     if !front_open(p) {
         return false;
     }
-    let t = p.inner.eng.track(p.inner.sq.consumer());
-    let Some(status) = t.early else {
+    let t = *p.inner.eng.track(p.inner.sq.consumer());
+    if t.no_ack {
         return false;
+    }
+    let Some(status) = t.early else {
+        return take_kept(p, &t);
     };
     let last_psn = t.last_psn;
     p.inner.eng.comp.wqe_done(last_psn);
     progress(p.inner);
     complete_front(p, status);
     true
+}
+
+/// The oldest WQE, an RDMA READ tracked as `t` that the completer has taken nothing of yet:
+/// takes its responses kept while an older WQE was the oldest ([`keep_early`]), from its
+/// first PSN on. Completes it if they make it whole (returns true); else, once a few are
+/// kept beyond a missing one (as [`keep_read`] waits for them), asks for the oldest
+/// missing range (lost: the responder sent the later ones after it).
+fn take_kept(p: &mut Pass<'_>, t: &Track) -> bool {
+    let e = &mut p.inner.eng;
+    if !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv)
+        || !t.all_sent
+        || !e.holes.is_active()
+        || e.comp.psn != t.first_psn
+        || e.comp.opcode.is_some()
+    {
+        return false;
+    }
+    let kept = e.holes.advance(e.comp.psn, t.last_psn);
+    if kept > 0 {
+        let done = e.comp.psn.wrapping_add(kept).is_after(t.last_psn);
+        e.comp.read_taken(kept, done);
+        progress(p.inner);
+        if done {
+            complete_front(p, WcStatus::Success);
+            return true;
+        }
+    }
+    let holes = &p.inner.eng.holes;
+    if holes.must_ask() && holes.kept() >= u32::from(IMPLICIT_NAK_AFTER) {
+        ask_hole(p, t);
+    }
+    false
 }
 
 /// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
@@ -229,7 +279,9 @@ fn atomic_orig(pkt: &Packet<'_>) -> [u8; 8] {
 }
 
 /// A response came ahead of the oldest WQE: if it is the whole answer of a later one-packet
-/// read or atomic, stores the result with that WQE, which completes in its turn.
+/// read or atomic, stores the result with that WQE, which completes in its turn; if it is
+/// one of the responses of a later read of more, stores its data and keeps its PSN with
+/// those kept beyond the oldest WQE's missing one ([`keep_later_read`]).
 fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
     let sq = &p.inner.sq;
     let cons = sq.consumer();
@@ -249,7 +301,11 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
                 store(p, index, &t, 0, pkt.payload)
             }
             Some(_) => return,
-            None => continue,
+            None if rsp.psn.is_after(t.last_psn) => continue,
+            None => {
+                keep_later_read(p, index, &t, rsp, pkt.payload);
+                return;
+            }
         };
         t.early = Some(if stored {
             WcStatus::Success
@@ -259,6 +315,34 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
         p.inner.eng.set_track(index, t);
         return;
     }
+}
+
+/// A response for the PSNs of the later WQE at `index`, tracked as `t`, came while an older
+/// WQE misses some: if `t` is an RDMA READ of more than one response sent whole, this one
+/// of its responses, and inside the window of [`crate::proto::readholes`], stores its data
+/// and keeps its PSN, for the read to take when it is the oldest ([`take_kept`]). Else it
+/// is dropped, and asked for again then. A failed store fails the read in its turn.
+fn keep_later_read(p: &mut Pass<'_>, index: u32, t: &Track, rsp: &Response, payload: &[u8]) {
+    let ack = !matches!(rsp.syndrome, Some(s) if !s.is_ack());
+    if !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv)
+        || !t.all_sent
+        || rsp.opcode.operation() != Operation::ReadResponse
+        || !ack
+        || !p.inner.eng.holes.can_keep(p.inner.eng.comp.psn, rsp.psn)
+    {
+        return;
+    }
+    let Some(off) = read_offset(p, t, rsp, payload) else {
+        return;
+    };
+    if !store(p, index, t, off, payload) {
+        let mut t = *t;
+        t.early = Some(WcStatus::LocProtErr);
+        p.inner.eng.set_track(index, t);
+        return;
+    }
+    let expected = p.inner.eng.comp.psn;
+    p.inner.eng.holes.keep(expected, rsp.psn);
 }
 
 /// Where an RDMA READ response for the read tracked as `t` belongs: the offset of its data
@@ -320,7 +404,7 @@ fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
     let e = &mut p.inner.eng;
     e.comp.update(rsp.opcode, rsp.psn);
     // Responses kept beyond this one are taken now; the last may be among them.
-    let kept = e.holes.advance(e.comp.psn);
+    let kept = e.holes.advance(e.comp.psn, t.last_psn);
     let after = e.comp.psn.wrapping_add(kept);
     let done = read_complete(remaining, rsp.opcode) || (kept > 0 && after.is_after(t.last_psn));
     if kept > 0 || !done {

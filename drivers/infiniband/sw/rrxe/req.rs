@@ -67,7 +67,7 @@ fn carry_out_retry(p: &mut Pass<'_>) {
         ask_read(p, &t, chunk);
     }
     if plan.hole {
-        if let Some(hole) = p.inner.eng.holes.ask(t.first_psn) {
+        if let Some(hole) = p.inner.eng.holes.ask(t.first_psn, t.last_psn) {
             ask_read(p, &t, hole);
         }
     }

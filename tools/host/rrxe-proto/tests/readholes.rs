@@ -9,9 +9,19 @@ fn p(v: u32) -> Psn {
     Psn::new(v & PSN_MASK)
 }
 
-/// The oldest range of a read whose first PSN is `first`.
+/// The oldest range of a read whose first PSN is `first` (and far from its end).
 fn ask(h: &mut ReadHoles, first: u32) -> Option<(u32, u32)> {
-    h.ask(p(first)).map(|x| (x.psn.value(), x.count))
+    ask_to(h, first, first.wrapping_add(4 * WINDOW))
+}
+
+/// The oldest range of the read from `first` to `last`.
+fn ask_to(h: &mut ReadHoles, first: u32, last: u32) -> Option<(u32, u32)> {
+    h.ask(p(first), p(last)).map(|x| (x.psn.value(), x.count))
+}
+
+/// Advances to `expected` in a read far from its end.
+fn adv(h: &mut ReadHoles, expected: u32) -> u32 {
+    h.advance(p(expected), p(expected.wrapping_add(4 * WINDOW)))
 }
 
 /// The next chunk of a read from `first` to `last`, expecting `expected`.
@@ -25,7 +35,7 @@ fn nothing_kept() {
     let mut h = ReadHoles::new();
     assert!(!h.is_active());
     assert!(!h.must_ask());
-    assert_eq!(h.advance(p(5)), 0);
+    assert_eq!(adv(&mut h, 5), 0);
     assert_eq!(ask(&mut h, 0), None);
 }
 
@@ -47,13 +57,13 @@ fn holes_then_fill() {
     // Asked again after a timeout: the same range.
     assert_eq!(ask(&mut h, 100), Some((101, 1)));
     // 101 arrives: 102 and 103 were kept, the completer expects 104, the next range.
-    assert_eq!(h.advance(p(102)), 2);
+    assert_eq!(adv(&mut h, 102), 2);
     assert!(h.must_ask());
     assert_eq!(ask(&mut h, 100), Some((104, 2)));
     // 104 and 105 arrive: 106 and 107 kept; nothing kept beyond.
-    assert_eq!(h.advance(p(105)), 0);
+    assert_eq!(adv(&mut h, 105), 0);
     assert!(!h.must_ask(), "104..=105 was asked for and is arriving");
-    assert_eq!(h.advance(p(106)), 2);
+    assert_eq!(adv(&mut h, 106), 2);
     assert!(!h.is_active());
     assert_eq!(ask(&mut h, 100), None);
 }
@@ -68,7 +78,7 @@ fn ranges_go_up_one_at_a_time() {
     for i in 0..40 {
         assert!(h.must_ask());
         assert_eq!(ask(&mut h, 0), Some((2 * i, 1)));
-        assert_eq!(h.advance(p(2 * i + 1)), 1);
+        assert_eq!(adv(&mut h, 2 * i + 1), 1);
     }
     assert!(!h.is_active());
 }
@@ -82,9 +92,9 @@ fn window_and_wrap() {
     h.keep(p(base), p(base + 2));
     h.keep(p(base), p(base + 6));
     assert_eq!(ask(&mut h, base), Some((base, 2)));
-    assert_eq!(h.advance(p(base + 2)), 1);
+    assert_eq!(adv(&mut h, base + 2), 1);
     assert_eq!(ask(&mut h, base), Some(((base + 3) & PSN_MASK, 3)));
-    assert_eq!(h.advance(p(base + 6)), 1);
+    assert_eq!(adv(&mut h, base + 6), 1);
     assert!(!h.is_active());
 }
 
@@ -92,10 +102,10 @@ fn window_and_wrap() {
 fn advance_far_or_back_clears() {
     let mut h = ReadHoles::new();
     h.keep(p(50), p(60));
-    assert_eq!(h.advance(p(50 + WINDOW)), 0);
+    assert_eq!(adv(&mut h, 50 + WINDOW), 0);
     assert!(!h.is_active());
     h.keep(p(50), p(60));
-    assert_eq!(h.advance(p(40)), 0);
+    assert_eq!(adv(&mut h, 40), 0);
     assert!(!h.is_active());
     h.keep(p(50), p(60));
     h.clear();
@@ -109,7 +119,7 @@ fn ranges_are_at_most_a_chunk() {
     assert_eq!(ask(&mut h, 0), Some((0, CHUNK)));
     assert!(!h.must_ask());
     // The range arrived: the next part of the hole.
-    assert_eq!(h.advance(p(CHUNK)), 0);
+    assert_eq!(adv(&mut h, CHUNK), 0);
     assert!(h.must_ask());
     assert_eq!(ask(&mut h, 0), Some((CHUNK, CHUNK)));
 }
@@ -151,11 +161,82 @@ fn asks_stay_in_blocks() {
     h.clear();
     h.keep(p(1120), p(1130));
     assert_eq!(ask(&mut h, 1000), Some((1120, 8)));
-    assert_eq!(h.advance(p(1128)), 0);
+    assert_eq!(adv(&mut h, 1128), 0);
     assert!(h.must_ask());
     assert_eq!(ask(&mut h, 1000), Some((1128, 2)));
-    assert_eq!(h.advance(p(1130)), 1);
+    assert_eq!(adv(&mut h, 1130), 1);
     assert!(!h.is_active());
+}
+
+#[test]
+fn later_reads_kept() {
+    // Read A is PSNs 0..=63, read B 64..=127. A loses 10; 11..=63 and all of B arrive.
+    let mut h = ReadHoles::new();
+    for q in (11..64).chain(64..128) {
+        assert!(h.can_keep(p(10), p(q)));
+        h.keep(p(10), p(q));
+    }
+    assert_eq!(ask_to(&mut h, 0, 63), Some((10, 1)));
+    // 10 arrives: A takes 11..=63 and no more, B's stay kept.
+    assert_eq!(h.advance(p(11), p(63)), 53);
+    assert_eq!(h.kept(), 64);
+    h.retire(p(63));
+    assert_eq!(h.kept(), 64);
+    assert!(h.is_active());
+    // B is the oldest: all of it was kept.
+    assert_eq!(h.advance(p(64), p(127)), 64);
+    assert!(!h.is_active());
+}
+
+#[test]
+fn asks_stop_at_the_read_end() {
+    // A is 0..=63 and loses 60..=63; B (64..=127) loses 64..=70, the rest kept.
+    let mut h = ReadHoles::new();
+    for q in 71..128 {
+        h.keep(p(60), p(q));
+    }
+    assert_eq!(ask_to(&mut h, 0, 63), Some((60, 4)));
+    assert_eq!(h.advance(p(64), p(63)), 0, "nothing of A kept beyond 63");
+    h.retire(p(63));
+    // B is the oldest, nothing of its start kept: its own missing range.
+    assert!(h.must_ask());
+    assert_eq!(ask_to(&mut h, 64, 127), Some((64, 7)));
+    assert_eq!(h.advance(p(71), p(127)), 57);
+    assert!(!h.is_active());
+}
+
+#[test]
+fn retire_forgets_only_the_read_that_ended() {
+    // A (0..=63) fails with 20..=30 kept; B's 64..=69 kept.
+    let mut h = ReadHoles::new();
+    for q in (20..31).chain(64..70) {
+        h.keep(p(10), p(q));
+    }
+    assert_eq!(ask_to(&mut h, 0, 63), Some((10, 10)));
+    h.retire(p(63));
+    assert_eq!(h.kept(), 6);
+    assert!(h.must_ask(), "what was asked for A is forgotten");
+    assert_eq!(h.advance(p(64), p(127)), 6);
+    // A read ending before everything kept forgets nothing.
+    let mut h = ReadHoles::new();
+    h.keep(p(100), p(105));
+    h.retire(p(50));
+    assert_eq!(h.kept(), 1);
+    // One ending beyond the window forgets everything.
+    h.retire(p(100 + 2 * WINDOW));
+    assert!(!h.is_active());
+}
+
+#[test]
+fn no_range_when_the_expected_one_is_kept() {
+    let mut h = ReadHoles::new();
+    h.keep(p(10), p(11));
+    h.keep(p(10), p(12));
+    // The completer would have taken 11 on: nothing is missing from 11.
+    h.retire(p(10));
+    assert_eq!(ask_to(&mut h, 0, 63), None);
+    assert!(h.must_ask(), "nothing was asked for");
+    assert_eq!(h.advance(p(11), p(63)), 2);
 }
 
 mod props {
@@ -189,7 +270,8 @@ mod props {
                     prop_assert!(!have.contains(&off));
                     have.insert(off);
                     *expected += 1;
-                    let run = h.advance(p(start.wrapping_add(*expected)));
+                    let last = p(start.wrapping_add(end - 1));
+                    let run = h.advance(p(start.wrapping_add(*expected)), last);
                     for k in 0..run {
                         prop_assert!(have.contains(&(*expected + k)), "skipped PSN not kept");
                     }
@@ -220,7 +302,7 @@ mod props {
                 // The oldest missing range, or with nothing kept, the next chunk from
                 // the expected PSN.
                 let last = p(start.wrapping_add(end - 1));
-                let (first, count) = match h.ask(p(start)) {
+                let (first, count) = match h.ask(p(start), last) {
                     Some(hole) => (hole.psn.distance_from(p(start)), hole.count),
                     None => {
                         let c = h.chunk(p(start), p(start.wrapping_add(expected)), last);
