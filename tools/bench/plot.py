@@ -55,7 +55,7 @@ def svg(doc):
              f"({doc.get('timestamp')})")
     if base:
         title = (f"rrxe/rxe and rrxe/base (base: {doc['base'].get('rev') or '?'}), medians of "
-                 f"{doc.get('reps')}, TCG {clock(doc)} ({doc.get('timestamp')})")
+                 f"{doc.get('reps')}, {where}, TCG {clock(doc)} ({doc.get('timestamp')})")
     e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
          f'font-family="sans-serif" font-size="12">',
          f'<rect width="{W}" height="{H}" fill="white"/>',

@@ -9,8 +9,8 @@ tools/bench/bench passes the host's facts of the run as KEY=VALUE (latest: a cop
 JSON; stamp, reps, quick, icount, vms, timeout, vm_status, wall, load_start, load_end,
 host_nproc, perftest_pkg, qemu_version, git_rev, git_dirty, run_dir; with BENCH_BASE
 base_rev, base_commit, base_tree, base_ko). A separate file, so that a saved log can be reported
-again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`): facts not given are
-reported as unknown.
+again (`tools/bench/report.py out/bench/bench-*/vm1.log /tmp/b.json`; a two-VM run's
+records are in vm2.log, the client VM's): facts not given are reported as unknown.
 
 With a third provider, base (rrxe built from BENCH_BASE), the table adds base's columns
 and the ratio rrxe/base, and every result in the JSON a ratio_base."""

@@ -50,6 +50,7 @@ quick=${2:-0}
 budget=${3:-3600}
 only=${4:-}
 base_ko=${5:-}
+vms=${RRXE_VMS:-1}
 start=$(date +%s)
 deadline=$((start + budget))
 test_to=${BENCH_TEST_TIMEOUT:-60} # seconds per perftest run (server and client)
@@ -170,7 +171,8 @@ result_row() {
 # clients run at the same time. One VM: the clients connect to 127.0.0.1. Two VMs: the
 # server VM runs the servers, the client VM the clients, to the server VM's address, once
 # the server VM says its servers listen (it accepts a TCP connection on the first flow's
-# port + READY_OFFSET then); each side knows its own programs' status only. Sets P_ST
+# port + READY_OFFSET then, and sends the run's tag, which the client checks: see
+# peer_ready); each side knows its own programs' status only. Sets P_ST
 # (ok|fail|timeout), P_ERR, P_SECS, and P_KERN, P_USER, P_IDLE (CPU ticks of this guest
 # from before the servers started until all ended, setup and teardown of perftest
 # included); logs in /tmp/srvN.log and /tmp/cliN.log, N = 1..FLOWS. With P_KMEM=1, P_KMEM0
@@ -206,10 +208,13 @@ pair() {
 		done
 	done
 	if [ "$role" = server ] && [ "$up" = 1 ]; then
-		busybox nc -l -p $((ports[1] + READY_OFFSET)) </dev/null >/dev/null 2>&1 &
+		printf '%s\n' "$cur ${ports[1]} $*" | busybox nc -l -p $((ports[1] + READY_OFFSET)) \
+			>/dev/null 2>&1 &
 		ready=$!
 	elif [ "$role" = client ]; then
-		peer_ready "$secs" $((ports[1] + READY_OFFSET)) || up=0
+		# The server VM may still be finishing the run before, up to its time limit.
+		peer_ready $((2 * secs + 10)) $((ports[1] + READY_OFFSET)) "$cur ${ports[1]} $*" ||
+			up=0
 		to=$RRXE_PEER_IP
 	fi
 	if [ "$up" = 1 ] && [ "$role" != server ]; then
@@ -263,8 +268,10 @@ pair() {
 		sst=124
 	fi
 	P_ST=fail P_ERR=
-	if [ "$up" = 0 ] && [ "$role" = client ]; then
-		P_ST=timeout P_ERR="the server VM's servers did not listen within $secs s"
+	if [ "$up" = 0 ] && [ "$role" = client ] && [ -n "$STEP_ERR" ]; then
+		P_ERR=$STEP_ERR
+	elif [ "$up" = 0 ] && [ "$role" = client ]; then
+		P_ST=timeout P_ERR="the server VM's servers did not listen within $((2 * secs + 10)) s"
 	elif [ "$up" = 0 ] && [ "$sst" = 124 ]; then
 		P_ST=timeout P_ERR="the server did not listen within $secs s"
 	elif [ "$up" = 0 ]; then
@@ -288,12 +295,24 @@ pair() {
 # first flow's port plus this.
 READY_OFFSET=10000
 
-# peer_ready SECS PORT: on the client VM, waits (up to SECS) until the server VM accepts a
-# TCP connection on PORT.
+# peer_ready SECS PORT TAG: on the client VM, waits (up to SECS) until the server VM
+# accepts a TCP connection on PORT, and checks that the server VM runs the same run: it
+# sends its tag (provider, port, program and arguments), which must be TAG. The two VMs
+# run the same sequence of runs, each judging its own side; should they ever disagree
+# (a provider usable on one side only), the tags differ from then on: every run after
+# fails (STEP_ERR says why), rather than pair one provider's server with another's client.
+STEP_ERR=''
 peer_ready() {
-	local end=$(($(date +%s) + $1))
+	local end=$(($(date +%s) + $1)) got
+	[ -z "$STEP_ERR" ] || return 1
 	while [ "$(date +%s)" -lt "$end" ]; do
-		timeout 2 bash -c "exec 3<>/dev/tcp/$RRXE_PEER_IP/$2" 2>/dev/null && return 0
+		if got=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" && read -r -t 4 l <&3 && echo "$l"' \
+			- "$RRXE_PEER_IP" "$2" 2>/dev/null); then
+			[ "$got" = "$3" ] && return 0
+			STEP_ERR="the VMs are out of step: the server VM runs '$got', this one '$3'"
+			note guest "$STEP_ERR"
+			return 1
+		fi
 		sleep 0.2
 	done
 	return 1
@@ -382,14 +401,15 @@ measure() {
 	P_KMEM=0
 	[ "$qps" -lt 1024 ] || P_KMEM=1 to=$((test_to * 4))
 	while :; do
-		if [ $(($(date +%s) + to)) -gt "$deadline" ]; then
+		# Two VMs: the client may wait for the server VM as long again.
+		if [ $(($(date +%s) + to * vms)) -gt "$deadline" ]; then
 			rec status skipped
 			rec error "time budget of $budget s used up"
 			return 0
 		fi
 		pair "$to" "$flows" "${args[@]}"
 		[ "${RRXE_ROLE:-single}" != server ] || return 0
-		[ "${RRXE_VMS:-1}" = 1 ] || tries=1
+		[ "$vms" = 1 ] || tries=1
 		parse_run "$flows"
 		if [ "$P_ST" != calib ] || [ $try -ge $tries ]; then
 			break
@@ -451,7 +471,7 @@ measure() {
 	say "$p rep $rep $id $size -> ${P_ST^^} ($P_ERR)"
 	dump_logs "$flows"
 	# Two VMs: each would count its own side's hangs, and the two must run the same tests.
-	if [ "$P_ST" = timeout ] && [ "${RRXE_VMS:-1}" = 1 ]; then
+	if [ "$P_ST" = timeout ] && [ "$vms" = 1 ]; then
 		hangs[$p]=$((hangs[$p] + 1))
 		if [ "${hangs[$p]}" -ge 3 ]; then
 			usable[$p]=0
@@ -496,7 +516,7 @@ matrix() {
 	# 4,096 QPs (one VM: the memory per QP is a figure of one host) with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
 	# outstanding message of every QP, and the largest CQ is 32,767), as many as the 512 B
 	# row of the sweep; the kernel's memory per QP from the peak.
-	[ "${RRXE_VMS:-1}" != 1 ] || measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
+	[ "$vms" != 1 ] || measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do
 			measure "$p" "$rep" "$t" "$s" "$(sweep_iters "$s")"
@@ -515,7 +535,7 @@ memcpy_limit() {
 	local pin=() cpu=no k v
 	[[ -z $only || "memcpy 0" =~ $only ]] || return 0
 	# Two VMs: the limit of loopback only.
-	[ "${RRXE_VMS:-1}" = 1 ] || return 0
+	[ "$vms" = 1 ] || return 0
 	if taskset -c 1 true 2>/dev/null; then
 		pin=(taskset -c 1)
 		cpu=1
@@ -539,24 +559,25 @@ memcpy_limit() {
 link_limit() {
 	local lport mib=128 t0 nc_pid ready_pid mibs
 	[[ -z $only || "link 0" =~ $only ]] || return 0
-	[ "${RRXE_VMS:-1}" = 2 ] || return 0
+	[ "$vms" = 2 ] || return 0
 	port=$((port + 1)) lport=$port
 	case $RRXE_ROLE in
 	server)
-		timeout 120 busybox nc -l -p "$lport" >/dev/null 2>&1 &
+		# The client's wait for the listener below and its transfer.
+		timeout 190 busybox nc -l -p "$lport" >/dev/null 2>&1 &
 		nc_pid=$!
 		until tcp_listening "$lport"; do
 			kill -0 "$nc_pid" 2>/dev/null || break
 			sleep 0.1
 		done
-		busybox nc -l -p $((lport + READY_OFFSET)) </dev/null >/dev/null 2>&1 &
+		echo link | busybox nc -l -p $((lport + READY_OFFSET)) >/dev/null 2>&1 &
 		ready_pid=$!
 		wait "$nc_pid" || :
 		kill "$ready_pid" 2>/dev/null || :
 		wait "$ready_pid" 2>/dev/null || :
 		;;
 	client)
-		if ! peer_ready 60 $((lport + READY_OFFSET)); then
+		if ! peer_ready 60 $((lport + READY_OFFSET)) link; then
 			note guest "link measurement - the server VM did not listen"
 			return 0
 		fi
@@ -602,7 +623,7 @@ meta kernel "$(uname -r)"
 meta kernel_flavour "${RRXE_KERNEL:-unknown}"
 meta perftest "$(ib_write_bw --version 2>&1 | sed -n 's/^Version: *//p' | head -n 1)"
 meta vcpus "$(nproc)"
-meta vms "${RRXE_VMS:-1}"
+meta vms "$vms"
 meta mem_mb "$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 meta reps "$reps"
 meta quick "$quick"
