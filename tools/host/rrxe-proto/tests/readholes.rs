@@ -322,5 +322,95 @@ mod props {
             prop_assert_eq!(have.len() as u32, end);
             prop_assert!(!h.is_active());
         }
+
+        /// Reads in a row (their PSNs one after the other), their responses delivered in
+        /// order with losses, as the completer takes them: a read takes the responses
+        /// kept of it when it is the oldest (those of later reads kept meanwhile stay
+        /// kept), and its completion retires its PSNs; then the ranges asked for, for the
+        /// oldest read each time, delivered in turn. Every read completes, every PSN is
+        /// taken once, and every range asked for lies in the oldest read, starts at the
+        /// PSN expected and holds only PSNs neither taken nor kept.
+        #[test]
+        fn reads_in_a_row_with_losses_complete(
+            start in 0..=PSN_MASK,
+            sizes in prop::collection::vec(1u32..300, 1..12),
+            lost in prop::collection::vec(0u8..12, 3600),
+        ) {
+            let mut firsts = Vec::new();
+            let mut end = 0u32;
+            for n in &sizes {
+                firsts.push(end);
+                end += n;
+            }
+            let last_of = |r: usize| firsts[r] + sizes[r] - 1;
+            let mut h = ReadHoles::new();
+            let mut cur = 0usize; // the oldest read not complete
+            let mut expected = 0u32;
+            let mut have = BTreeSet::new();
+            let psn = |off: u32| p(start.wrapping_add(off));
+            // Takes `off` if it is expected, then what was kept from there, read by read.
+            let arrive = |off: u32, h: &mut ReadHoles, cur: &mut usize, expected: &mut u32,
+                          have: &mut BTreeSet<u32>| {
+                if have.contains(&off) || off < *expected {
+                    return Ok(());
+                }
+                if off > *expected {
+                    if h.can_keep(psn(*expected), psn(off)) {
+                        prop_assert!(off - *expected < WINDOW);
+                        h.keep(psn(*expected), psn(off));
+                        have.insert(off);
+                    }
+                    return Ok(());
+                }
+                have.insert(off);
+                *expected += 1;
+                loop {
+                    let last = last_of(*cur);
+                    let run = h.advance(psn(*expected), psn(last));
+                    for k in 0..run {
+                        prop_assert!(have.contains(&(*expected + k)), "taken, not kept");
+                    }
+                    *expected += run;
+                    prop_assert!(*expected <= last + 1, "taken beyond the read");
+                    if *expected <= last {
+                        return Ok(());
+                    }
+                    h.retire(psn(last));
+                    *cur += 1;
+                    if *cur == sizes.len() {
+                        return Ok(());
+                    }
+                }
+            };
+            for off in 0..end {
+                if lost[off as usize % lost.len()] != 0 {
+                    arrive(off, &mut h, &mut cur, &mut expected, &mut have)?;
+                }
+            }
+            let mut rounds = 0;
+            while expected < end {
+                rounds += 1;
+                prop_assert!(rounds < 2 * end as usize + 10, "no progress");
+                let (first, last) = (firsts[cur], last_of(cur));
+                let (from, count) = match h.ask(psn(first), psn(last)) {
+                    Some(hole) => (hole.psn.distance_from(psn(0)), hole.count),
+                    None => {
+                        prop_assert!(!h.is_active(), "kept, but no range to ask for");
+                        let c = h.chunk(psn(first), psn(expected), psn(last));
+                        (c.psn.distance_from(psn(0)), c.count)
+                    }
+                };
+                prop_assert_eq!(from, expected, "not the oldest range");
+                prop_assert!(count > 0 && count <= CHUNK);
+                prop_assert!(from + count - 1 <= last, "beyond the oldest read");
+                for off in from..from + count {
+                    prop_assert!(!have.contains(&off), "asked for a PSN it has");
+                    arrive(off, &mut h, &mut cur, &mut expected, &mut have)?;
+                }
+            }
+            prop_assert_eq!(cur, sizes.len());
+            prop_assert_eq!(have.len() as u32, end);
+            prop_assert!(!h.is_active());
+        }
     }
 }
