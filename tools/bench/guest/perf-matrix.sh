@@ -513,9 +513,10 @@ matrix() {
 	# and rrxe alike; 6,200 and 6,300, multiples of its CQ moderation (100), complete.
 	measure "$p" "$rep" ib_write_bw-q8 2 $((rate_msgs / 8 / 100 * 100))
 	measure "$p" "$rep" ib_atomic_bw 8 $rate_msgs -A FETCH_AND_ADD
-	# 4,096 QPs (one VM: the memory per QP is a figure of one host) with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
+	# 4,096 QPs with traffic, 8 messages each (-t 4: perftest's CQ has a slot per
 	# outstanding message of every QP, and the largest CQ is 32,767), as many as the 512 B
-	# row of the sweep; the kernel's memory per QP from the peak.
+	# row of the sweep; the kernel's memory per QP from the peak (one VM only: a figure of
+	# one host).
 	[ "$vms" != 1 ] || measure "$p" "$rep" ib_write_bw-q4096 512 8 -t 4
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		for ((s = 2; s <= 8 * 1024 * 1024; s *= 4)); do

@@ -5,8 +5,8 @@
 # 1024-response reads in flight) RUNS times (default 20) between two network namespaces
 # of one VM whose veth pair loses 5 % of the packets each way, then RUNS/2 times with a
 # short timeout (-u 8), shorter than the responder takes to answer one ask, then once 300
-# reads of 64 KiB, as many in flight as perftest puts (the responses of the reads behind
-# one that lost some must be kept: at most 1.5 times the responses needed may arrive).
+# reads of 64 KiB, several in flight (the responses of the reads behind one that lost
+# some must be kept: at most 1.5 times the responses needed may arrive).
 # Lost read requests, lost responses and requests dropped behind a lost one all happen
 # here within a few runs; every run must complete (this found a livelock, an ask across
 # the end of a range the responder saved, a bad-response error on a one-packet answer to
@@ -104,11 +104,12 @@ got=$(hw_grown /tmp/lr.0 /tmp/lr.1 $cdev rcvd_pkts)
 need=$((runs / 2 * 5 * 1048576 / $(tr_active_mtu $cdev)))
 check "responses of the -u 8 runs: $got for the $need the reads need, at most 4 times" \
 	[ "$got" -le $((need * 4)) ]
-# Many reads in flight (300 of 64 KiB, as many at a time as perftest puts): the responses
-# of the reads after one that lost some arrive meanwhile. Dropped, they had to be asked
-# for again once their read was the oldest, and the reads posted meanwhile answered behind
-# those asks, so that with one loss every later read was fetched twice (two VMs: 127,000
-# responses for 64,000); kept, they are taken when their read is the oldest.
+# Reads in flight together (300 of 64 KiB, as many at a time as the requester's window of
+# PSNs lets through): the responses of the reads after one that lost some arrive
+# meanwhile. Dropped, they had to be asked for again once their read was the oldest, and
+# the reads posted meanwhile answered behind those asks, so that with one loss every later
+# read was fetched twice (two VMs: 127,000 responses for 64,000); kept, they are taken
+# when their read is the oldest.
 hw_snapshot /tmp/lr.2 $cdev
 read_run $((runs + runs / 2 + 1)) -s 65536 -n 300
 hw_snapshot /tmp/lr.3 $cdev

@@ -239,7 +239,8 @@ impl ReadHoles {
     /// The oldest missing range of the read from `first` to `last` (its first and last
     /// PSNs), from the expected PSN to the next response kept, the end of its block or the
     /// read's end (none when nothing is kept, or when nothing of it is missing: the
-    /// expected PSN is beyond the read or kept itself), noted as asked for. Only this one: rxe narrows its saved read to the range of each
+    /// expected PSN is beyond the read or kept itself), noted as asked for. Only this
+    /// one: rxe narrows its saved read to the range of each
     /// repeated request and drops a later request below it, so ranges are asked for in
     /// address order, the next once the one before arrived; asking again for the oldest
     /// (after a timeout) never goes below the last one asked for. What follows the newest
