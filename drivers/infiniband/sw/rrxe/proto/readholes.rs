@@ -170,14 +170,7 @@ impl ReadHoles {
             return 0;
         }
         // The PSNs passed cannot be kept (the caller took them in order).
-        let mut p = self.base;
-        for _ in 0..moved {
-            if self.has(p) {
-                self.set(p, false);
-                self.kept = self.kept.saturating_sub(1);
-            }
-            p = p.next();
-        }
+        let mut p = self.forget_first(moved);
         let mut run = 0;
         while self.kept > 0 && self.has(p) && !p.is_after(last) {
             self.set(p, false);
@@ -194,9 +187,10 @@ impl ReadHoles {
         run
     }
 
-    /// The read whose last PSN is `last` completed: forgets its responses kept (none are
-    /// left unless it failed), what was asked for it and its chunk; the responses of later
-    /// reads stay kept, from the PSN after `last` on.
+    /// The request whose last PSN is `last` completed (a read, or any request the
+    /// completer takes while later reads have responses kept): forgets the responses kept
+    /// up to `last` (none are left unless a read failed), what was asked and the chunk; the
+    /// responses of later reads stay kept, from the PSN after `last` on.
     pub fn retire(&mut self, last: Psn) {
         self.asked_to = None;
         self.chunk_end = None;
@@ -212,6 +206,15 @@ impl ReadHoles {
             self.forget_kept();
             return;
         }
+        self.base = self.forget_first(moved);
+        if self.kept == 0 {
+            self.forget_kept();
+        }
+    }
+
+    /// Forgets the responses kept at the first `moved` PSNs from `base` (fewer than
+    /// [`WINDOW`]); returns the PSN after them.
+    fn forget_first(&mut self, moved: u32) -> Psn {
         let mut p = self.base;
         for _ in 0..moved {
             if self.has(p) {
@@ -220,10 +223,7 @@ impl ReadHoles {
             }
             p = p.next();
         }
-        self.base = next;
-        if self.kept == 0 {
-            self.forget_kept();
-        }
+        p
     }
 
     /// Responses kept.
@@ -240,12 +240,12 @@ impl ReadHoles {
     /// PSNs), from the expected PSN to the next response kept, the end of its block or the
     /// read's end (none when nothing is kept, or when nothing of it is missing: the
     /// expected PSN is beyond the read or kept itself), noted as asked for. Only this
-    /// one: rxe narrows its saved read to the range of each
-    /// repeated request and drops a later request below it, so ranges are asked for in
-    /// address order, the next once the one before arrived; asking again for the oldest
-    /// (after a timeout) never goes below the last one asked for. What follows the newest
-    /// response kept is not a range: it may still be on its way, and [`ReadHoles::chunk`]
-    /// asks for it after a timeout.
+    /// one: rxe narrows its saved read to the range of each repeated request and drops a
+    /// later request below it, so ranges are asked for in address order, the next once
+    /// the one before arrived; asking again for the oldest (after a timeout) never goes
+    /// below the last one asked for. What follows the newest response kept is not a
+    /// range: it may still be on its way, and [`ReadHoles::chunk`] asks for it after a
+    /// timeout.
     pub fn ask(&mut self, first: Psn, last: Psn) -> Option<Hole> {
         if self.kept == 0 || self.base.is_after(last) {
             return None;
