@@ -2,6 +2,8 @@
 /*
  * C helpers for rrxe, net area (see net.h).
  */
+#include <linux/crc32.h>
+#include <linux/highmem.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <net/dst.h>
@@ -216,4 +218,90 @@ void *rrxe_helper_sk_user_data(const struct sock *sk)
 void rrxe_helper_sock_put(struct sock *sk)
 {
 	sock_put(sk);
+}
+
+bool rrxe_helper_netdev_can_sg(const struct net_device *dev)
+{
+	return READ_ONCE(dev->features) & NETIF_F_SG;
+}
+
+bool rrxe_helper_sendpage_ok(struct page *page)
+{
+	return sendpage_ok(page);
+}
+
+void rrxe_helper_get_page(struct page *page)
+{
+	get_page(page);
+}
+
+void rrxe_helper_put_page(struct page *page)
+{
+	put_page(page);
+}
+
+/*
+ * Appends @len bytes at @off of @page as the next fragment of @skb, which takes over the
+ * caller's page reference; false (nothing taken) if only the last fragment is left, which
+ * is kept for a trailer. The fragments are marked shared: their owner may write them while
+ * the skb is in flight, so whoever would change them in place must copy them first (as for
+ * spliced pages).
+ */
+bool rrxe_helper_skb_add_page(struct sk_buff *skb, struct page *page, unsigned int off,
+			      unsigned int len)
+{
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+
+	if (i + 1 >= MAX_SKB_FRAGS)
+		return false;
+	skb_fill_page_desc_noacc(skb, i, page, off, len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return true;
+}
+
+/*
+ * Appends a zeroed fragment of @len bytes (at most a few words: a trailer) from the page
+ * fragment cache and returns its address, or NULL if the skb has no fragment left or
+ * memory is short.
+ */
+void *rrxe_helper_skb_add_trailer(struct sk_buff *skb, unsigned int len)
+{
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	void *p;
+
+	if (i >= MAX_SKB_FRAGS)
+		return NULL;
+	p = netdev_alloc_frag(len);
+	if (!p)
+		return NULL;
+	memset(p, 0, len);
+	page = virt_to_head_page(p);
+	skb_add_rx_frag(skb, i, page, p - page_address(page), len, SKB_DATA_ALIGN(len));
+	return p;
+}
+
+/* Continues the CRC-32 @crc over the first @count fragments of @skb, in order. */
+u32 rrxe_helper_skb_frags_crc32_le(u32 crc, const struct sk_buff *skb, unsigned int count)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int i;
+
+	for (i = 0; i < count && i < sh->nr_frags; i++) {
+		const skb_frag_t *f = &sh->frags[i];
+		u32 p_off, p_len, copied;
+		struct page *p;
+
+		skb_frag_foreach_page(f, skb_frag_off(f), skb_frag_size(f), p, p_off, p_len,
+				      copied) {
+			u8 *va = kmap_local_page(p);
+
+			crc = crc32_le(crc, va + p_off, p_len);
+			kunmap_local(va);
+		}
+	}
+	return crc;
 }

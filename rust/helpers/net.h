@@ -12,6 +12,7 @@
 struct dst_entry;
 struct net;
 struct net_device;
+struct page;
 struct sk_buff;
 struct sk_buff_head;
 struct sock;
@@ -51,6 +52,16 @@ struct sk_buff *rrxe_helper_skb_queue_lock_peek(struct sk_buff_head *list,
 						unsigned long *flags);
 void rrxe_helper_skb_queue_unlink_unlock(struct sk_buff_head *list, struct sk_buff *skb,
 					 unsigned long flags);
+
+/* Paged skbs: payload sent from pages by reference (zero-copy transmit). */
+bool rrxe_helper_netdev_can_sg(const struct net_device *dev);
+bool rrxe_helper_sendpage_ok(struct page *page);
+void rrxe_helper_get_page(struct page *page);
+void rrxe_helper_put_page(struct page *page);
+bool rrxe_helper_skb_add_page(struct sk_buff *skb, struct page *page, unsigned int off,
+			      unsigned int len);
+void *rrxe_helper_skb_add_trailer(struct sk_buff *skb, unsigned int len);
+u32 rrxe_helper_skb_frags_crc32_le(u32 crc, const struct sk_buff *skb, unsigned int count);
 
 /* Routes and output. */
 unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev);

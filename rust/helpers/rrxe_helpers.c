@@ -4,6 +4,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
@@ -154,6 +155,18 @@ unsigned int rrxe_helper_num_possible_cpus(void)
 unsigned int rrxe_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
+}
+
+static bool zero_copy;
+module_param(zero_copy, bool, 0644);
+MODULE_PARM_DESC(zero_copy,
+		 "Send RC request payloads of 1 KiB or more from user memory by reference "
+		 "to their pages through net devices that do scatter-gather (default: off; "
+		 "see Documentation/infiniband/rrxe.rst)");
+
+bool rrxe_helper_param_zero_copy(void)
+{
+	return READ_ONCE(zero_copy);
 }
 
 struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info)

@@ -65,6 +65,9 @@ void rrxe_helper_xa_store_reserved_bh(struct xarray *xa, unsigned long index, vo
 void rrxe_helper_spin_lock_bh(spinlock_t *lock);
 void rrxe_helper_spin_unlock_bh(spinlock_t *lock);
 
+/* Module parameters (6.12's Rust module! declares none). */
+bool rrxe_helper_param_zero_copy(void);
+
 /* CPUs. */
 unsigned int rrxe_helper_num_possible_cpus(void);
 unsigned int rrxe_helper_num_online_cpus(void);

@@ -11,6 +11,7 @@ pub mod delay;
 pub mod error;
 pub mod layout;
 pub mod net;
+pub mod param;
 pub mod rdma;
 pub mod sync;
 pub mod timer;

@@ -81,6 +81,13 @@ impl NetDevice {
         unsafe { bindings::netdev_mtu(self.as_raw()) }
     }
 
+    /// Whether the device transmits scatter-gather skbs as they are (`NETIF_F_SG`), so that
+    /// a datagram's payload may be pieces of pages; a snapshot of its features.
+    pub fn can_sg(&self) -> bool {
+        // SAFETY: The device is valid; the features are read once (`READ_ONCE`).
+        unsafe { bindings::netdev_can_sg(self.as_raw()) }
+    }
+
     /// Whether the device is Ethernet (`ARPHRD_ETHER`).
     pub fn is_ethernet(&self) -> bool {
         // SAFETY: The device is valid; `type` is set before registration and never changes.

@@ -5,13 +5,15 @@
 //! but with a last look at the finished datagram before it leaves).
 //!
 //! A datagram is allocated as a [`TxSkb`] with room for its headers, the caller fills the
-//! UDP payload, and [`TxSkb::send`] writes the UDP and IP headers that a [`Flow`] describes
-//! (IPv4: no options, DF as asked, an ID from `__ip_select_ident`, header checksum), lets
-//! the caller finish the datagram with its final headers in view (e.g. a trailer computed
-//! over them), routes it out of the given device in the device's namespace (a [`RouteMemo`]
-//! saves the lookup for the datagrams of a burst that go the same way) and hands it to
-//! `ip_local_out` / `ip6_local_out`. [`TxSkb::loopback`] builds the same datagram but
-//! returns it shaped as the UDP tunnel receive hook delivers it, for local delivery.
+//! UDP payload (or its start, and appends the rest as pieces of pages carried by reference,
+//! [`TxSkb::push_page`], and a trailer), and [`TxSkb::send`] writes the UDP and IP headers
+//! that a [`Flow`] describes (IPv4: no options, DF as asked, an ID from
+//! `__ip_select_ident`, header checksum), lets the caller finish the datagram with its
+//! final headers in view (e.g. a trailer computed over them), routes it out of the given
+//! device in the device's namespace (a [`RouteMemo`] saves the lookup for the datagrams of
+//! a burst that go the same way) and hands it to `ip_local_out` / `ip6_local_out`.
+//! [`TxSkb::loopback`] builds the same datagram but returns it shaped as the UDP tunnel
+//! receive hook delivers it, for local delivery.
 //!
 //! The UDP checksum is always 0, "none" (`udp_tunnel_xmit_skb`'s `nocheck`): IPv4 allows
 //! it, IPv6 for tunnel protocols that provide their own integrity check (RFC 6935). It is
@@ -22,6 +24,7 @@
 
 use super::{
     device::NetDevice,
+    page_piece::PagePiece,
     route::RouteMemo,
     skb::{SkBuff, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     udp_tunnel::Family,
@@ -103,13 +106,20 @@ fn ip_hdr_len(family: Family) -> usize {
 ///
 /// # Invariants
 ///
-/// `skb` is a valid, linear skb that we own, allocated by [`TxSkb::alloc`]; its data is the
-/// zeroed `payload_len`-byte payload at `payload`, with room for the UDP and IP headers
-/// (and the link layer) in front of it. `skb->dev` is not set (no device reference).
+/// `skb` is a valid skb that we own, allocated by [`TxSkb::alloc`]; its linear data is
+/// the `payload_len`-byte start of the UDP payload at `payload` (zeroed at allocation),
+/// with room for the UDP and IP headers (and the link layer) in front of it. Its
+/// `pages` first fragments hold `paged_len` bytes of page pieces ([`TxSkb::push_page`]);
+/// if `trailer` is set, one more fragment holds its bytes, ours to write, and nothing
+/// follows it. `payload_len + paged_len` plus the trailer's length fit the 16-bit length
+/// fields with the headers. `skb->dev` is not set (no device reference).
 pub struct TxSkb {
     skb: NonNull<bindings::sk_buff>,
     payload: NonNull<u8>,
     payload_len: usize,
+    pages: u32,
+    paged_len: usize,
+    trailer: Option<(NonNull<u8>, usize)>,
     family: Family,
 }
 
@@ -118,8 +128,35 @@ unsafe impl Send for TxSkb {}
 
 /// The callback that finishes a datagram: it gets the IP header and the UDP header as they
 /// go on the wire and the UDP payload, e.g. to write a trailer computed over them.
-pub trait Finish: FnOnce(&[u8], &[u8], &mut [u8]) {}
-impl<F: FnOnce(&[u8], &[u8], &mut [u8])> Finish for F {}
+pub trait Finish: FnOnce(&[u8], &[u8], &mut Body<'_>) {}
+impl<F: FnOnce(&[u8], &[u8], &mut Body<'_>)> Finish for F {}
+
+/// The UDP payload of a datagram as [`Finish`] sees it: the linear start, the page pieces
+/// (read only: their owner may write them meanwhile) and the trailer, in that order.
+pub struct Body<'a> {
+    head: &'a mut [u8],
+    skb: &'a TxSkb,
+    trailer: Option<&'a mut [u8]>,
+}
+
+impl Body<'_> {
+    /// The linear start of the payload (all of it, if it has no pages).
+    pub fn head(&mut self) -> &mut [u8] {
+        self.head
+    }
+
+    /// Continues the little-endian CRC-32 `crc` (`crc32_le`) over the page pieces, in order.
+    pub fn crc32_le_pages(&self, crc: u32) -> u32 {
+        // SAFETY: The skb is valid; its first `pages` fragments are the pieces, pages we
+        // hold references on (type invariant), which the helper maps to read.
+        unsafe { bindings::skb_frags_crc32_le(crc, self.skb.skb.as_ptr(), self.skb.pages) }
+    }
+
+    /// The trailer, if one was added ([`TxSkb::push_trailer`]).
+    pub fn trailer(&mut self) -> Option<&mut [u8]> {
+        self.trailer.as_deref_mut()
+    }
+}
 
 impl TxSkb {
     /// Allocates a datagram of family `family` with a zeroed UDP payload of `len` bytes
@@ -158,11 +195,72 @@ impl TxSkb {
             // `skb_put_zero` returns the start of the appended area, never null.
             payload: NonNull::new(payload.cast()).unwrap_or(NonNull::dangling()),
             payload_len: len,
+            pages: 0,
+            paged_len: 0,
+            trailer: None,
             family,
         })
     }
 
-    /// The UDP payload, zeroed at allocation.
+    /// Whether `more` bytes of payload still fit the 16-bit length fields.
+    fn fits(&self, more: usize) -> bool {
+        let hdr_len = ip_hdr_len(self.family) + UDP_HDR_LEN;
+        let trailer = self.trailer.map_or(0, |(_, n)| n);
+        hdr_len + self.payload_len + self.paged_len + trailer + more <= usize::from(u16::MAX)
+    }
+
+    /// Appends `piece` to the payload by reference: the skb takes over its page reference
+    /// and the network stack reads the page when it sends the datagram, not now. The
+    /// fragment is marked shared (`SKBFL_SHARED_FRAG`), so nothing in the stack writes it in
+    /// place. Gives the piece back if a trailer was added, only the last fragment is left
+    /// (kept for [`Self::push_trailer`]) or the datagram would be too long.
+    pub fn push_page(&mut self, piece: PagePiece) -> Result<(), PagePiece> {
+        if self.trailer.is_some() || !self.fits(piece.len()) {
+            return Err(piece);
+        }
+        let len = piece.len();
+        let (page, off, n) = piece.into_raw();
+        // SAFETY: The skb is ours; the page reference is handed over (the skb puts it when
+        // freed) if the helper takes it, and otherwise rebuilt below.
+        if unsafe { bindings::skb_add_page(self.skb.as_ptr(), page.as_ptr(), off, n) } {
+            self.pages += 1;
+            self.paged_len += len;
+            Ok(())
+        } else {
+            // SAFETY: The helper did not take the reference: it is ours again, with the
+            // range the piece had.
+            Err(unsafe { PagePiece::from_raw(page, off, n) })
+        }
+    }
+
+    /// The bytes of the page pieces appended so far.
+    pub fn paged_len(&self) -> usize {
+        self.paged_len
+    }
+
+    /// Appends a zeroed trailer of `len` bytes (at most 64) after the page pieces, which
+    /// [`Finish`] writes (e.g. a check value over the pages). At most one.
+    ///
+    /// Fails with `EBUSY` if there is one already, `EMSGSIZE` if the datagram would be too
+    /// long or `len` is 0 or above 64, and `ENOMEM` (also if no fragment is left, which
+    /// [`Self::push_page`] prevents).
+    pub fn push_trailer(&mut self, len: usize) -> Result {
+        if self.trailer.is_some() {
+            return Err(EBUSY);
+        }
+        if len == 0 || len > 64 || !self.fits(len) {
+            return Err(errno(bindings::EMSGSIZE));
+        }
+        // SAFETY: The skb is ours; the helper returns null or `len` zeroed bytes in a new
+        // fragment that the skb owns.
+        let p = unsafe { bindings::skb_add_trailer(self.skb.as_ptr(), len as u32) };
+        let p = NonNull::new(p.cast::<u8>()).ok_or(ENOMEM)?;
+        self.trailer = Some((p, len));
+        Ok(())
+    }
+
+    /// The linear start of the UDP payload (all of it without page pieces), zeroed at
+    /// allocation.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         // SAFETY: By the type invariant `payload` points to `payload_len` initialised bytes
         // of the skb we own; `&mut self` makes the borrow exclusive.
@@ -194,6 +292,13 @@ impl TxSkb {
         Ok(())
     }
 
+    /// Frees the datagram unsent as consumed, not dropped (`consume_skb`): for a sender that
+    /// sends its payload another way, so that the drop tracepoint sees no packet lost.
+    pub fn discard(self) {
+        // SAFETY: We own the skb; `into_raw` gives it up without freeing it.
+        unsafe { bindings::consume_skb(self.into_raw()) };
+    }
+
     /// Gives up the skb (freeing it becomes the caller's job).
     fn into_raw(self) -> *mut bindings::sk_buff {
         ManuallyDrop::new(self).skb.as_ptr()
@@ -206,8 +311,9 @@ impl TxSkb {
         }
         let skb = self.skb.as_ptr();
         let ip_len = ip_hdr_len(self.family);
-        // Checked against `u16::MAX` in `alloc`.
-        let udp_len = (UDP_HDR_LEN + self.payload_len) as u16;
+        let trailer_len = self.trailer.map_or(0, |(_, n)| n);
+        // Checked against `u16::MAX` in `alloc`, `push_page` and `push_trailer`.
+        let udp_len = (UDP_HDR_LEN + self.payload_len + self.paged_len + trailer_len) as u16;
         let mut udp = [0u8; UDP_HDR_LEN];
         udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
         udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
@@ -263,8 +369,21 @@ impl TxSkb {
             }
         }
         let (ip, rest) = packet.split_at_mut(ip_len);
-        let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
-        finish(ip, udp, payload);
+        let (udp, head) = rest.split_at_mut(UDP_HDR_LEN);
+        let trailer = self.trailer.map(|(p, n)| {
+            // SAFETY: By the type invariant the trailer's `n` bytes are ours, initialised,
+            // and apart from the linear data; `self` is borrowed for as long.
+            unsafe { core::slice::from_raw_parts_mut(p.as_ptr(), n) }
+        });
+        finish(
+            ip,
+            udp,
+            &mut Body {
+                head,
+                skb: &*self,
+                trailer,
+            },
+        );
         Ok(())
     }
 

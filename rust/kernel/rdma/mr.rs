@@ -13,7 +13,10 @@
 //! C header: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h)
 
 use super::device::{Device, DeviceOps};
-use crate::{bindings, ext::workqueue::OwnedQueue};
+use crate::{
+    bindings,
+    ext::{net::page_piece::PagePiece, workqueue::OwnedQueue},
+};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
@@ -290,6 +293,26 @@ impl UserPages {
                 )
             }
         })
+    }
+
+    /// Calls `take` with a reference on each page piece of the `len` bytes at `offset`, in
+    /// order, until it refuses one (returns `false`); returns whether it took them all. The
+    /// pages then stay allocated as long as the pieces live, whether or not the region is
+    /// still pinned.
+    pub fn pieces_at(
+        &self,
+        offset: u64,
+        len: usize,
+        mut take: impl FnMut(PagePiece) -> bool,
+    ) -> Result<bool, AccessError> {
+        let mut all = true;
+        self.walk(offset, len, |page, off, r| {
+            if all {
+                // SAFETY: The page is pinned while `self` lives.
+                all = unsafe { PagePiece::get(page.0, off, r.len()) }.is_some_and(&mut take);
+            }
+        })?;
+        Ok(all)
     }
 
     /// Performs `op` on the 8 bytes at `offset` (8-byte aligned in memory); returns the

@@ -69,10 +69,12 @@ pub(crate) enum Counter {
     WorkRuns = 26,
     /// ACKs not sent because a later one of the same pass acknowledges their requests.
     AckCoalesced = 27,
+    /// Packets of `sent_pkts` whose payload went by reference to its pages (zero-copy).
+    SentZeroCopy = 28,
 }
 
 /// Number of counters.
-const NUM: usize = 28;
+const NUM: usize = 29;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -104,6 +106,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("doorbell_kick"),
     c_str!("work_runs"),
     c_str!("ack_coalesced"),
+    c_str!("sent_zero_copy"),
 ]);
 
 /// The counters of one device.

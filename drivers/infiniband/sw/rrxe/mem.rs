@@ -16,6 +16,8 @@ use crate::{
 };
 use kernel::sync::Arc;
 
+pub(crate) use crate::ext::net::page_piece::PagePiece;
+
 pub(crate) use crate::{
     ext::rdma::mr::AtomicOp,
     mr::{MemError, Owner},
@@ -101,6 +103,21 @@ impl MemRef {
     pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
         self.checked(|m| m.write(at, src))
+    }
+
+    /// Hands `take` a reference on each page piece of the `len` bytes at `iova`, after the
+    /// checks of a copy ([`crate::mr::MrMem::pieces`]). The pieces keep the pages
+    /// allocated, not the key valid: they are for the local payload of a request, which a
+    /// client that deregisters its memory during the send only changes for itself, never
+    /// for memory a remote key names (see rrxe.rst, Security model).
+    pub(crate) fn pieces(
+        &self,
+        iova: u64,
+        len: usize,
+        take: impl FnMut(PagePiece) -> bool,
+    ) -> Result<bool, MemError> {
+        let at = self.locate(iova, len as u64)?;
+        self.checked(|m| m.pieces(at, len, take))
     }
 
     /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically

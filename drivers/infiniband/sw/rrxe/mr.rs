@@ -36,6 +36,7 @@ use crate::{
     device::RrxeDev,
     ext::{
         error::eopnotsupp,
+        net::page_piece::PagePiece,
         rdma::{
             device::Device,
             mr::{AccessError, KernelMem, PdId, SgMap, Umem, UserPages},
@@ -420,6 +421,21 @@ impl MrMem<'_> {
             })?,
         }
         Ok(())
+    }
+
+    /// Calls `take` with a reference on each page piece of the `len` bytes at MR iova `at`,
+    /// in order, until it refuses one; returns whether it took them all, `false` also if
+    /// the memory is not pinned user pages (nothing taken then: kernel memory is copied).
+    pub(crate) fn pieces(
+        &self,
+        at: u64,
+        len: usize,
+        take: impl FnMut(PagePiece) -> bool,
+    ) -> Result<bool, MemError> {
+        match &self.mr.mem {
+            Memory::User(u) => Ok(u.pieces_at(self.user_offset(at)?, len, take)?),
+            Memory::Dma(_) | Memory::Fast { .. } => Ok(false),
+        }
     }
 
     /// Performs `op` on the 8 bytes at MR iova `at`; returns the value found.

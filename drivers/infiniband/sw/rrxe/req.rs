@@ -9,7 +9,7 @@ use crate::{
     device::RrxeDev,
     eng::{Cur, Track},
     ext::rdma::device::Device,
-    mem::{self, MemError},
+    mem::{self, MemError, Owner, PagePiece},
     mr, mw,
     pass::Pass,
     proto::{
@@ -30,6 +30,7 @@ use crate::{
         verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::{Inner, QpShared, BUDGET},
+    queue::FromClient,
     sgl,
     tx::{self, TxError},
     wqe::{self, SendWqe, Shape, SEND_SIGNALED},
@@ -447,6 +448,57 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     true
 }
 
+/// The payload of one packet of a send WQE: its inline data or the memory its SGEs name.
+struct SqPayload<'a> {
+    dev: &'a RrxeDev,
+    owner: Owner,
+    /// Whether the payload may go by reference: only for a userspace client's RC QP. A
+    /// kernel consumer's memory is kernel memory; a UD or UC send completes once its
+    /// packets are handed to the network stack, and the client may then write the buffer
+    /// before a device reads it, where an RC send completes when acknowledged, once its
+    /// data arrived (see rrxe.rst, Security model).
+    by_ref: bool,
+    sq: &'a FromClient,
+    index: u32,
+    wqe: &'a SendWqe,
+    /// Where the packet's payload starts in the message.
+    offset: u32,
+    len: usize,
+}
+
+impl tx::Payload for SqPayload<'_> {
+    type Error = MemError;
+
+    fn paged(&self) -> bool {
+        self.by_ref && !self.wqe.inline
+    }
+
+    fn copy(&self, buf: &mut [u8]) -> Result<(), MemError> {
+        if self.wqe.inline {
+            wqe::read_inline(self.sq, self.index, self.wqe, self.offset as usize, buf)
+                .map_err(|_| MemError::Range)
+        } else {
+            let sges = self.wqe.sges.sges();
+            sgl::read(self.dev, self.owner, sges, u64::from(self.offset), buf)
+        }
+    }
+
+    fn pieces(&self, take: impl FnMut(PagePiece) -> bool) -> Result<bool, MemError> {
+        if !self.paged() {
+            return Ok(false);
+        }
+        let sges = self.wqe.sges.sges();
+        sgl::pieces(
+            self.dev,
+            self.owner,
+            sges,
+            u64::from(self.offset),
+            self.len,
+            take,
+        )
+    }
+}
+
 /// Builds and sends one packet of the current WQE.
 fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
     let (qp, dev, link) = (p.qp, p.dev, p.link);
@@ -506,23 +558,24 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
             selectivity: wqe.remote.flush_level & 0x03,
         });
     }
-    let owner = qp.owner();
-    let offset = u64::from(seg.offset);
-    let res = tx::send(
+    let payload = SqPayload {
+        dev: dev.data(),
+        owner: qp.owner(),
+        by_ref: !qp.kernel && qp.qp_type == QpType::Rc,
+        sq: &inner.sq,
+        index: cur.index,
+        wqe,
+        offset: seg.offset,
+        len: seg.payload_len as usize,
+    };
+    let res = tx::send_from(
         dev,
         link,
         tx,
         &cur.path,
         &hdr,
         seg.payload_len as usize,
-        |buf: &mut [u8]| {
-            if wqe.inline {
-                wqe::read_inline(&inner.sq, cur.index, wqe, seg.offset as usize, buf)
-                    .map_err(|_| MemError::Range)
-            } else {
-                sgl::read(dev.data(), owner, wqe.sges.sges(), offset, buf)
-            }
-        },
+        &payload,
     );
     match res {
         Ok(()) => {

@@ -5,7 +5,7 @@
 
 use crate::{
     device::RrxeDev,
-    mem::{resolve, MemError, Owner},
+    mem::{resolve, MemError, Owner, PagePiece},
     proto::verbs::Access,
     wqe::Sge,
 };
@@ -57,6 +57,31 @@ pub(crate) fn read(
         let mem = resolve(dev, sge.lkey, who, false, va, n, Access(0))?;
         mem.read(va, dst.get_mut(range).ok_or(MemError::Range)?)
     })
+}
+
+/// Hands `take` a reference on each page piece of `len` bytes of the list, starting
+/// `offset` bytes into it, in order, each element checked as for [`read`]; returns whether
+/// it took them all, `false` also at the first element not in pinned user pages.
+pub(crate) fn pieces(
+    dev: &RrxeDev,
+    who: Owner,
+    sges: &[Sge],
+    offset: u64,
+    len: usize,
+    mut take: impl FnMut(PagePiece) -> bool,
+) -> Result<bool, MemError> {
+    let mut all = true;
+    walk(sges, offset, len, |sge, off, range| {
+        if !all {
+            return Ok(());
+        }
+        let n = range.len();
+        let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
+        let mem = resolve(dev, sge.lkey, who, false, va, n as u64, Access(0))?;
+        all = mem.pieces(va, n, &mut take)?;
+        Ok(())
+    })?;
+    Ok(all)
 }
 
 /// Copies `src` into the list, starting `offset` bytes into it.

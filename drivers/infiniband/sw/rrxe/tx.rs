@@ -4,6 +4,12 @@
 //! sent on the netdev or, when it is addressed to this device, handed straight to the
 //! receive path, which queues it at its QP and wakes that QP for the sender's caller to
 //! run ([`Woken`]).
+//!
+//! With the module parameter `zero_copy` on, a request's payload of [`ZERO_COPY_MIN`]
+//! bytes or more in a client's registered memory goes to a device that does scatter-gather
+//! by reference ([`send_from`]): the skb holds the headers, then the pages of the payload
+//! (each with a page reference), then the pad and ICRC in a trailer fragment; the device
+//! reads the payload when it sends it.
 
 use crate::{
     counters::Counter,
@@ -11,16 +17,19 @@ use crate::{
     ext::{
         net::{
             device::NetDevice,
+            page_piece::PagePiece,
             route::RouteMemo,
             udp_tunnel::Family,
-            xmit::{Flow, IpAddrs, TxOwner, TxSkb},
+            xmit::{Body, Flow, IpAddrs, TxOwner, TxSkb},
         },
+        param,
         rdma::{ah::RoceAv, device::Device, roce_xmit::RoceFlow},
     },
     icrc::KernelCrc,
     proto::{
-        icrc::{self, NetHeaders},
-        packet::{Headers, Layout},
+        icrc::{self, Icrc, NetHeaders},
+        opcode::BTH_LEN,
+        packet::{Headers, Layout, ICRC_LEN},
     },
     recv::{self, Origin},
     task::TxWake,
@@ -30,6 +39,10 @@ use kernel::prelude::*;
 
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
+
+/// Payloads at least this long go by reference to their pages where they can; below it a
+/// copy costs less than the page references and the trailer fragment.
+const ZERO_COPY_MIN: usize = 1024;
 
 /// What a pass sends through: the QPs its loopback packets wake, and the route memo of its
 /// net device (the route of its last packet, which its next ones to the same addresses
@@ -120,6 +133,108 @@ pub(crate) enum TxError<E> {
     Net,
 }
 
+/// The payload of a packet that may go by reference to its pages.
+pub(crate) trait Payload {
+    /// Why the payload's memory cannot be read.
+    type Error;
+
+    /// Whether the payload may lie in pinned user pages, so that [`Self::pieces`] is worth
+    /// a try.
+    fn paged(&self) -> bool;
+
+    /// Copies the payload into `buf`.
+    fn copy(&self, buf: &mut [u8]) -> Result<(), Self::Error>;
+
+    /// Hands `take` a reference on each page piece of the payload, in order, until it
+    /// refuses one; returns whether it took them all (`false` also if some of the payload
+    /// is not in pinned user pages).
+    fn pieces(&self, take: impl FnMut(PagePiece) -> bool) -> Result<bool, Self::Error>;
+}
+
+/// Sends one packet with headers `hdr` and `payload_len` bytes of `payload` through
+/// `link`, as [`send`] does, but by reference to the payload's pages (zero-copy) if the
+/// module parameter `zero_copy` is on and the payload is [`ZERO_COPY_MIN`] bytes or more,
+/// goes to another host through a device that does scatter-gather and lies in pinned user
+/// pages; otherwise (or if it needs more fragments than an skb has) copied.
+pub(crate) fn send_from<P: Payload>(
+    dev: &Device<RrxeDev>,
+    link: Egress<'_>,
+    owner: &TxOwner<TxWake>,
+    path: &Path,
+    hdr: &Headers,
+    payload_len: usize,
+    payload: &P,
+) -> Result<(), TxError<P::Error>> {
+    let ndev = link.ndev();
+    if payload_len >= ZERO_COPY_MIN
+        && param::zero_copy()
+        && payload.paged()
+        && path.av.dmac != ndev.mac()
+        && ndev.can_sg()
+        && send_pages(dev, link, owner, path, hdr, payload_len, payload)?
+    {
+        return Ok(());
+    }
+    send(dev, link, owner, path, hdr, payload_len, |buf| {
+        payload.copy(buf)
+    })
+}
+
+/// The zero-copy part of [`send_from`]: `false` if the payload cannot go by reference
+/// (nothing sent; also if the trailer cannot be allocated: the copy may still be).
+fn send_pages<P: Payload>(
+    dev: &Device<RrxeDev>,
+    link: Egress<'_>,
+    owner: &TxOwner<TxWake>,
+    path: &Path,
+    hdr: &Headers,
+    payload_len: usize,
+    payload: &P,
+) -> Result<bool, TxError<P::Error>> {
+    let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
+    let flow = &path.flow;
+    let family = flow.addrs.family();
+    let mut skb = TxSkb::alloc(link.ndev(), family, layout.header_len).map_err(|_| TxError::Net)?;
+    hdr.write_head(payload_len, skb.payload_mut())
+        .map_err(|_| TxError::Net)?;
+    if !payload
+        .pieces(|piece| skb.push_page(piece).is_ok())
+        .map_err(TxError::Fill)?
+        || skb.paged_len() != payload_len
+        || skb.push_trailer(layout.pad + ICRC_LEN).is_err()
+    {
+        // Not lost: the payload is copied instead.
+        skb.discard();
+        return Ok(false);
+    }
+    skb.set_owner(owner).map_err(|_| TxError::Net)?;
+    dev.data().count(Counter::SentPkts);
+    dev.data().count(Counter::SentZeroCopy);
+    let pad = layout.pad;
+    let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
+        let net = match family {
+            Family::V6 => NetHeaders::Ipv6 { ip, udp },
+            Family::V4 => NetHeaders::Ipv4 { ip, udp },
+        };
+        // The headers are the ones just built: this cannot fail.
+        let Ok(mut crc) = Icrc::begin(&KernelCrc, &net, body.head()) else {
+            return;
+        };
+        crc.update(body.head().get(BTH_LEN..).unwrap_or_default());
+        crc.extend(|c| body.crc32_le_pages(c));
+        if let Some(trailer) = body.trailer() {
+            let (zeros, value) = trailer.split_at_mut(pad.min(trailer.len()));
+            crc.update(zeros);
+            if let Some(v) = value.get_mut(..ICRC_LEN) {
+                v.copy_from_slice(&icrc::to_wire(crc.finish()));
+            }
+        }
+    };
+    skb.send(link.memo, flow, finish)
+        .map_err(|_| TxError::Net)?;
+    Ok(true)
+}
+
 /// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes
 /// through `link`; it counts in `owner`'s skbs in flight.
 pub(crate) fn send<E>(
@@ -144,14 +259,14 @@ pub(crate) fn send<E>(
         let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
         fill(payload).map_err(TxError::Fill)?;
     }
-    let finish = |ip: &[u8], udp: &[u8], pkt: &mut [u8]| {
+    let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
         let net = if v6 {
             NetHeaders::Ipv6 { ip, udp }
         } else {
             NetHeaders::Ipv4 { ip, udp }
         };
         // The headers are the ones just built: this cannot fail.
-        let _ = icrc::generate(&KernelCrc, &net, pkt);
+        let _ = icrc::generate(&KernelCrc, &net, body.head());
     };
     dev.data().count(Counter::SentPkts);
     if path.av.dmac == ndev.mac() {

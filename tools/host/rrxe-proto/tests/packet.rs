@@ -7,13 +7,15 @@ use rrxe_proto::proto::atomic::{AtomicAckEth, AtomicEth};
 use rrxe_proto::proto::bth::Bth;
 use rrxe_proto::proto::deth::Deth;
 use rrxe_proto::proto::flush::Feth;
+use rrxe_proto::proto::icrc::{self, Crc32, Icrc, NetHeaders};
 use rrxe_proto::proto::ieth::Ieth;
 use rrxe_proto::proto::immdt::ImmDt;
-use rrxe_proto::proto::opcode::{HeaderSet, Opcode};
+use rrxe_proto::proto::opcode::{HeaderSet, Opcode, BTH_LEN};
 use rrxe_proto::proto::packet::{encode, pad_len, Headers, Layout, Packet, ICRC_LEN, MAX_PAYLOAD};
 use rrxe_proto::proto::psn::Psn;
 use rrxe_proto::proto::reth::Reth;
 use rrxe_proto::proto::ProtoError;
+use rrxe_proto::TableCrc32;
 
 /// Headers for `op` with every extension header it needs, filled with recognisable values.
 fn full_headers(op: Opcode) -> Headers {
@@ -214,4 +216,47 @@ fn layout_values() {
         assert_eq!((n + pad_len(n)) % 4, 0);
         assert!(pad_len(n) < 4);
     }
+}
+
+/// A packet sent by reference to its payload: the headers written alone (`write_head`)
+/// into a buffer of their length, the payload in pieces elsewhere, the ICRC continued over
+/// the pieces with `Icrc::extend`, then over the pad: the same headers and ICRC as the
+/// packet built whole.
+#[test]
+fn headers_alone_and_icrc_over_pieces() {
+    let ip = [
+        0x45u8, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 9, 0, 1, 10, 9, 0, 2,
+    ];
+    let udp = [0xc0u8, 0x01, 0x12, 0xb7, 0, 0, 0, 0];
+    let net = NetHeaders::Ipv4 { ip: &ip, udp: &udp };
+    for op in Opcode::ALL.into_iter().filter(|o| o.has_payload()) {
+        for n in [1usize, 3, 1024, 4093, 4096] {
+            let h = full_headers(op);
+            let payload: Vec<u8> = (0..n).map(|i| (i * 7 + 1) as u8).collect();
+            let mut buf = vec![0u8; n + 100];
+            let lay = encode(&h, &payload, &mut buf).unwrap();
+            let whole = &mut buf[..lay.total_len];
+            icrc::generate(&TableCrc32, &net, whole).unwrap();
+
+            let mut head = vec![0xeeu8; lay.header_len];
+            assert_eq!(h.write_head(n, &mut head), Ok(lay));
+            assert_eq!(head[..], whole[..lay.header_len], "{op:?} {n}");
+            let mut crc = Icrc::begin(&TableCrc32, &net, &head).unwrap();
+            crc.update(&head[BTH_LEN..]);
+            for piece in payload.chunks(1000) {
+                crc.extend(|c| TableCrc32.update(c, piece));
+            }
+            crc.update(&[0u8; 3][..lay.pad]);
+            assert_eq!(
+                icrc::to_wire(crc.finish())[..],
+                whole[lay.icrc_offset()..],
+                "{op:?} {n}"
+            );
+        }
+    }
+    let h = full_headers(Opcode::RcSendOnly);
+    assert_eq!(
+        h.write_head(8, &mut [0u8; 11]),
+        Err(ProtoError::BufferTooSmall)
+    );
 }

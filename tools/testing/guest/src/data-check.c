@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data integrity over one RDMA device, in one process (libibverbs only):
+ * Data integrity over one RDMA device, or between two, in one process (libibverbs only):
  *
- *   data-check [-d DEV] [-g GID_INDEX] [-s SEED] [-m MAX_SIZE] [-t WC_SECS] [-T TOTAL_SECS]
- *              [-X CASE]
+ *   data-check [-d DEV] [-g GID_INDEX] [-D DEV_B [-G GID_INDEX_B]] [-s SEED] [-m MAX_SIZE]
+ *              [-t WC_SECS] [-T TOTAL_SECS] [-X CASE]
  *
  * Two RC QPs, A and B, are connected to each other over the device's own GID (default
  * $RRXE_GID_INDEX or the first IPv4-mapped RoCE v2 GID) with a real INIT/RTR/RTS sequence
- * and an address vector built from that GID. Pseudo-random data of many sizes (0 and 1 B to
- * 8 MiB, odd sizes around MTU multiples) moves by SEND/RECV (with and without immediate,
- * several SGEs with odd offsets and lengths on both sides), inline SEND and WRITE from an
- * unregistered buffer that is overwritten right after posting, RDMA WRITE, WRITE_WITH_IMM
- * (consuming a receive), RDMA READ (into several SGEs too), a pipeline of unsignaled
- * operations, and atomics (FETCH_ADD, CMP_SWAP: every returned original value and the final
- * memory against a model). Then two UD QPs exchange datagrams up to the path MTU. Every byte
- * is compared, bytes next to the target must keep their canary, and every completion's
- * status, opcode, byte_len, imm_data, wr_id, qp_num (UD: src_qp, GRH flag and the IPv4
- * header in the GRH area) is checked.
+ * and an address vector built from that GID. With -D, B (and UD-B) are on DEV_B, with its
+ * own PD, over its GID (default: the first IPv4-mapped RoCE v2 one), e.g. two devices on
+ * the ends of a veth pair, so that the traffic crosses a net device. Pseudo-random data of
+ * many sizes (0 and 1 B to 8 MiB, odd sizes around MTU multiples) moves by SEND/RECV (with
+ * and without immediate, several SGEs with odd offsets and lengths on both sides), inline
+ * SEND and WRITE from an unregistered buffer that is overwritten right after posting, RDMA
+ * WRITE, WRITE_WITH_IMM (consuming a receive), RDMA READ (into several SGEs too), a
+ * pipeline of unsignaled operations, and atomics (FETCH_ADD, CMP_SWAP: every returned
+ * original value and the final memory against a model). Then two UD QPs exchange
+ * datagrams up to the path MTU. Every byte is compared, bytes next to the target must keep
+ * their canary, and every completion's status, opcode, byte_len, imm_data, wr_id, qp_num
+ * (UD: src_qp, GRH flag and the IPv4 header in the GRH area) is checked.
  *
  * TAP output, one line per case; exit 1 on any failure. After a failed case both RC QPs are
  * reset and reconnected, so the remaining cases still mean something; after 3 cases in a row
@@ -40,8 +42,18 @@
 #define CQ_DEPTH 512
 #define ATOM_SLOTS 64
 
+/* An open device, its PD and the GID its QPs use. */
+struct dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	int gid_index;
+};
+
 struct side {
 	const char *name;
+	struct dev *dev;
+	struct ibv_ah *ah;	/* UD: the address handle to the other side */
 	struct ibv_qp *qp;
 	struct ibv_cq *scq, *rcq;
 	uint8_t *buf;
@@ -49,17 +61,13 @@ struct side {
 	uint32_t psn;
 };
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
-static int gid_index = -1;
+static struct dev dev_a = { .gid_index = -1 }, dev_b = { .gid_index = -1 };
 static const uint8_t port = 1;
 static enum ibv_mtu path_mtu;
 static uint32_t mtu_bytes, max_sge, max_inline, ud_inline, rd_atom;
 static struct ibv_device_attr dattr;
 static struct side A = { .name = "A" }, B = { .name = "B" };
 static struct side UA = { .name = "UD-A" }, UB = { .name = "UD-B" };
-static struct ibv_ah *ah;
 static const uint32_t qkey = 0x11111111;
 static uint8_t *exp_buf, *got_buf;
 /* -t: how long a case waits for a completion; 0 until set: 15 s times time_scale(). */
@@ -764,6 +772,7 @@ static int ud_send(struct side *s, struct side *d, uint32_t len, int ns, int nr,
 	uint64_t rid = next_wr_id++, sid = next_wr_id++;
 	uint32_t imm_data = rand_imm();
 	size_t send_end, recv_end;
+	const uint8_t *sg, *dg;
 	uint8_t *grh;
 	int errs = 0;
 
@@ -791,7 +800,7 @@ static int ud_send(struct side *s, struct side *d, uint32_t len, int ns, int nr,
 	wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
 	wr.imm_data = imm_data;
 	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
-	wr.wr.ud.ah = ah;
+	wr.wr.ud.ah = s->ah;
 	wr.wr.ud.remote_qpn = d->qp->qp_num;
 	wr.wr.ud.remote_qkey = qkey;
 	if (post_send(s, &wr))
@@ -818,14 +827,17 @@ static int ud_send(struct side *s, struct side *d, uint32_t len, int ns, int nr,
 	errs += compare(got_buf, exp_buf, len, "datagram payload");
 	/* RoCE v2 over IPv4: the IPv4 header sits in the last 20 bytes of the GRH area. */
 	grh = d->buf + GUARD;
-	if (!memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+	sg = s->dev->gid.raw;
+	dg = d->dev->gid.raw;
+	if (!memcmp(sg, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
 		if (grh[20] >> 4 != 4)
 			errs += bad("GRH area: byte 20 is 0x%02x, not an IPv4 header", grh[20]);
-		else if (memcmp(grh + 32, gid.raw + 12, 4) || memcmp(grh + 36, gid.raw + 12, 4))
+		else if (memcmp(grh + 32, sg + 12, 4) || memcmp(grh + 36, dg + 12, 4))
 			errs += bad("GRH area: IPv4 source/destination %u.%u.%u.%u/%u.%u.%u.%u, "
-				    "expected %u.%u.%u.%u",
+				    "expected %u.%u.%u.%u/%u.%u.%u.%u",
 				    grh[32], grh[33], grh[34], grh[35], grh[36], grh[37], grh[38],
-				    grh[39], gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15]);
+				    grh[39], sg[12], sg[13], sg[14], sg[15], dg[12], dg[13], dg[14],
+				    dg[15]);
 	}
 	errs += check_canary(d->buf, 0, GUARD, "receive buffer");
 	if (nr > 1)
@@ -870,7 +882,7 @@ static int ud_burst(struct side *s, struct side *d, int n)
 		wr.opcode = i & 1 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
 		wr.imm_data = imms[i];
 		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = ah;
+		wr.wr.ud.ah = s->ah;
 		wr.wr.ud.remote_qpn = d->qp->qp_num;
 		wr.wr.ud.remote_qkey = qkey;
 		if (post_send(s, &wr))
@@ -914,7 +926,7 @@ static struct ibv_qp *new_qp(struct side *s, enum ibv_qp_type type, uint32_t wan
 			 .max_send_sge = max_sge, .max_recv_sge = max_sge,
 			 .max_inline_data = want_inline },
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	struct ibv_qp *qp = ibv_create_qp(s->dev->pd, &a);
 
 	if (qp)
 		*got_inline = a.cap.max_inline_data;
@@ -939,13 +951,13 @@ static int side_init(struct side *s, uint32_t *got_inline)
 	if (!s->buf)
 		return bad("%s: out of memory", s->name);
 	memset(s->buf, 0, BUF_SIZE);
-	s->mr = ibv_reg_mr(pd, s->buf, BUF_SIZE,
+	s->mr = ibv_reg_mr(s->dev->pd, s->buf, BUF_SIZE,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!s->mr)
 		return bad("%s: ibv_reg_mr: %s", s->name, strerror(errno));
-	s->scq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->scq = ibv_create_cq(s->dev->ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->dev->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!s->scq || !s->rcq)
 		return bad("%s: ibv_create_cq: %s", s->name, strerror(errno));
 	s->qp = new_qp_inline(s, IBV_QPT_RC, got_inline);
@@ -959,7 +971,8 @@ static int side_init(struct side *s, uint32_t *got_inline)
 static int rc_connect(struct side *s, struct side *d)
 {
 	struct rc_conn c = {
-		.port = port, .sgid_index = gid_index, .dgid = gid, .mtu = path_mtu,
+		.port = port, .sgid_index = s->dev->gid_index, .dgid = d->dev->gid,
+		.mtu = path_mtu,
 		.dest_qpn = d->qp->qp_num, .rq_psn = d->psn, .sq_psn = s->psn,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
@@ -1057,29 +1070,56 @@ static int check_rts(struct side *s, struct side *d)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: data-check [-d DEV] [-g GID_INDEX] [-s SEED] [-m MAX_SIZE] "
-			"[-t WC_SECS] [-T TOTAL_SECS] [-X CASE]\n"
+	fprintf(stderr, "usage: data-check [-d DEV] [-g GID_INDEX] [-D DEV_B [-G GID_INDEX_B]] "
+			"[-s SEED] [-m MAX_SIZE] [-t WC_SECS] [-T TOTAL_SECS] [-X CASE]\n"
 			"  -X CASE  self-test: corrupt one byte of case CASE's data, which must fail\n");
 	exit(2);
 }
 
+/* Opens NAME (for side SIDE) into D, its GID as find_gid() picks it; bails out if it can't. */
+static void dev_open(struct dev *d, const char *name, const char *side)
+{
+	d->ctx = open_device(name);
+	if (!d->ctx)
+		bail_out("open device %s (%s)", name ? name : "(any)", side);
+	d->gid_index = find_gid(d->ctx, port, d->gid_index, &d->gid);
+	if (d->gid_index < 0)
+		bail_out("no usable GID on %s", ibv_get_device_name(d->ctx->device));
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		bail_out("ibv_alloc_pd on %s: %s", ibv_get_device_name(d->ctx->device),
+			 strerror(errno));
+}
+
+/* An address handle on S's device to D's GID. */
+static struct ibv_ah *ah_to(const struct side *s, const struct side *d)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = port,
+		.grh = { .dgid = d->dev->gid, .sgid_index = s->dev->gid_index, .hop_limit = 64 },
+	};
+
+	return ibv_create_ah(s->dev->pd, &aa);
+}
+
 int main(int argc, char **argv)
 {
-	const char *devname = getenv("RRXE_DEV");
+	const char *devname = getenv("RRXE_DEV"), *devname_b = NULL;
 	uint64_t seed = (uint64_t)time(NULL);
 	uint32_t max_size = MAX_MSG, sizes[128];
-	struct ibv_port_attr pattr;
-	struct ibv_ah_attr aa;
+	struct ibv_port_attr pattr, pattr_b;
 	double start = now_s(), total = 0;
 	char gidstr[INET6_ADDRSTRLEN];
 	int opt, n, i, j, errs, len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tap_bail_out_line = 1;
-	while ((opt = getopt(argc, argv, "d:g:s:m:t:T:X:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:s:m:t:T:X:h")) != -1) {
 		switch (opt) {
 		case 'd': devname = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
+		case 'g': dev_a.gid_index = atoi(optarg); break;
+		case 'D': devname_b = optarg; break;
+		case 'G': dev_b.gid_index = atoi(optarg); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'm': max_size = strtoul(optarg, NULL, 0); break;
 		case 't': wc_timeout = atof(optarg); break;
@@ -1088,6 +1128,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (dev_b.gid_index >= 0 && !devname_b)
+		usage();
 	if (max_size > MAX_MSG)
 		max_size = MAX_MSG;
 	if (wc_timeout <= 0)
@@ -1098,30 +1140,38 @@ int main(int argc, char **argv)
 	printf("# data-check: seed %llu (rerun with -s %llu)\n", (unsigned long long)seed,
 	       (unsigned long long)seed);
 
-	ctx = open_device(devname);
-	if (!ctx)
-		bail_out("open device %s", devname ? devname : "(any)");
-	if (ibv_query_device(ctx, &dattr) || ibv_query_port(ctx, port, &pattr))
+	dev_open(&dev_a, devname, "A");
+	A.dev = UA.dev = &dev_a;
+	B.dev = UB.dev = &dev_a;
+	if (ibv_query_device(dev_a.ctx, &dattr) || ibv_query_port(dev_a.ctx, port, &pattr))
 		bail_out("ibv_query_device/port: %s", strerror(errno));
-	gid_index = find_gid(ctx, port, gid_index, &gid);
-	if (gid_index < 0)
-		bail_out("no usable GID on %s", ibv_get_device_name(ctx->device));
 	path_mtu = pattr.active_mtu;
+	if (devname_b) {
+		/* RRXE_GID_INDEX names a GID of DEV, not of DEV_B. */
+		unsetenv("RRXE_GID_INDEX");
+		dev_open(&dev_b, devname_b, "B");
+		B.dev = UB.dev = &dev_b;
+		if (ibv_query_port(dev_b.ctx, port, &pattr_b))
+			bail_out("ibv_query_port on %s: %s", devname_b, strerror(errno));
+		if (pattr_b.active_mtu < path_mtu)
+			path_mtu = pattr_b.active_mtu;
+		printf("# B on %s, GID index %d\n", devname_b, dev_b.gid_index);
+	}
 	mtu_bytes = 128u << path_mtu;
 	max_sge = dattr.max_sge < MAX_SGE_USED ? (uint32_t)dattr.max_sge : MAX_SGE_USED;
 	rd_atom = dattr.max_qp_rd_atom < 16 ? (uint32_t)dattr.max_qp_rd_atom : 16;
 	if (!rd_atom)
 		rd_atom = 1;
-	inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
+	inet_ntop(AF_INET6, dev_a.gid.raw, gidstr, sizeof(gidstr));
 	printf("# %s: GID index %d (%s), active MTU %u, max_sge %d, max_qp_rd_atom %d, "
 	       "atomic_cap %d, max_msg_sz %u\n",
-	       ibv_get_device_name(ctx->device), gid_index, gidstr, mtu_bytes, dattr.max_sge,
+	       ibv_get_device_name(dev_a.ctx->device), dev_a.gid_index, gidstr, mtu_bytes,
+	       dattr.max_sge,
 	       dattr.max_qp_rd_atom, dattr.atomic_cap, pattr.max_msg_sz);
-	pd = ibv_alloc_pd(ctx);
 	exp_buf = malloc(MAX_MSG + 64);
 	got_buf = malloc(MAX_MSG + 64);
-	if (!pd || !exp_buf || !got_buf)
-		bail_out("ibv_alloc_pd or malloc: %s", strerror(errno));
+	if (!exp_buf || !got_buf)
+		bail_out("malloc: %s", strerror(errno));
 
 	begin_case();
 	errs = side_init(&A, &max_inline) + side_init(&B, &ud_inline);
@@ -1134,7 +1184,7 @@ int main(int argc, char **argv)
 	errs = rc_connect(&A, &B) || rc_connect(&B, &A);
 	errs = errs || check_rts(&A, &B) || check_rts(&B, &A);
 	ok(!errs, "RC QPs %u and %u connected over GID index %d, path MTU %u, inline %u",
-	   A.qp->qp_num, B.qp->qp_num, gid_index, mtu_bytes, max_inline);
+	   A.qp->qp_num, B.qp->qp_num, dev_a.gid_index, mtu_bytes, max_inline);
 	if (errs)
 		bail_out("cannot go on without connected RC QPs");
 
@@ -1221,10 +1271,10 @@ int main(int argc, char **argv)
 	UB.buf = B.buf;
 	UB.mr = B.mr;
 	errs = 0;
-	UA.scq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-	UA.rcq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-	UB.scq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-	UB.rcq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
+	UA.scq = ibv_create_cq(UA.dev->ctx, CQ_DEPTH, NULL, NULL, 0);
+	UA.rcq = ibv_create_cq(UA.dev->ctx, CQ_DEPTH, NULL, NULL, 0);
+	UB.scq = ibv_create_cq(UB.dev->ctx, CQ_DEPTH, NULL, NULL, 0);
+	UB.rcq = ibv_create_cq(UB.dev->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!UA.scq || !UA.rcq || !UB.scq || !UB.rcq)
 		bail_out("UD: ibv_create_cq: %s", strerror(errno));
 	UA.qp = new_qp_inline(&UA, IBV_QPT_UD, &ud_inline);
@@ -1234,17 +1284,12 @@ int main(int argc, char **argv)
 	UA.psn = rng32() & 0xffffff;
 	UB.psn = rng32() & 0xffffff;
 	errs = ud_connect(&UA) || ud_connect(&UB);
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.grh.dgid = gid;
-	aa.grh.sgid_index = gid_index;
-	aa.grh.hop_limit = 64;
-	aa.port_num = port;
-	ah = errs ? NULL : ibv_create_ah(pd, &aa);
-	if (!ah)
-		bail_out("UD: QPs to RTS and an AH for the own GID (%s)", strerror(errno));
+	UA.ah = errs ? NULL : ah_to(&UA, &UB);
+	UB.ah = UA.ah && UB.dev != UA.dev ? ah_to(&UB, &UA) : UA.ah;
+	if (!UA.ah || !UB.ah)
+		bail_out("UD: QPs to RTS and the AHs between their GIDs (%s)", strerror(errno));
 	result(0, "UD QPs %u and %u in RTS, AH from GID index %d", UA.qp->qp_num, UB.qp->qp_num,
-	       gid_index);
+	       dev_a.gid_index);
 	{
 		const uint32_t ul[] = { 0, 1, 2, 3, 7, 8, 63, 64, 65, 255, 256, 257, 511, 512,
 					513, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096 };

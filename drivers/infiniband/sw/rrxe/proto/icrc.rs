@@ -147,6 +147,12 @@ impl<'c, C: Crc32 + ?Sized> Icrc<'c, C> {
         self.crc = self.engine.update(self.crc, data);
     }
 
+    /// Continues over bytes that `f` covers itself: it gets the CRC so far and returns it
+    /// continued over them with the same CRC-32 (e.g. over memory it maps piece by piece).
+    pub fn extend(&mut self, f: impl FnOnce(u32) -> u32) {
+        self.crc = f(self.crc);
+    }
+
     /// The ICRC value (the complemented CRC).
     pub fn finish(self) -> u32 {
         !self.crc

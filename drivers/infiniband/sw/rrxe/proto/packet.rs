@@ -166,6 +166,20 @@ impl Headers {
     /// caller. Fails when `buf` is shorter than the packet, the extension headers do not
     /// match the opcode, or a field does not fit its width.
     pub fn write(&self, payload_len: usize, buf: &mut [u8]) -> Result<Layout> {
+        let total = Layout::new(self.bth.opcode, payload_len)?.total_len;
+        let buf = buf.get_mut(..total).ok_or(ProtoError::BufferTooSmall)?;
+        let layout = self.write_head(payload_len, buf)?;
+        let end = layout.pad_range().start;
+        if let Some(trailer) = buf.get_mut(end..) {
+            trailer.fill(0);
+        }
+        Ok(layout)
+    }
+
+    /// Writes the headers of a packet with `payload_len` payload bytes, as [`Self::write`]
+    /// does, into `buf`, which needs room for the headers only (the payload, pad and ICRC
+    /// go elsewhere: by reference, in a trailer).
+    pub fn write_head(&self, payload_len: usize, buf: &mut [u8]) -> Result<Layout> {
         let opcode = self.bth.opcode;
         let layout = Layout::new(opcode, payload_len)?;
         let wanted = opcode.headers();
@@ -173,7 +187,7 @@ impl Headers {
             return Err(ProtoError::HeaderMismatch);
         }
         let buf = buf
-            .get_mut(..layout.total_len)
+            .get_mut(..layout.header_len)
             .ok_or(ProtoError::BufferTooSmall)?;
         let mut bth = self.bth;
         // `pad_len` is at most 3.
@@ -214,10 +228,6 @@ impl Headers {
         }
         if off != layout.header_len {
             return Err(ProtoError::HeaderMismatch);
-        }
-        let end = layout.pad_range().start;
-        if let Some(trailer) = buf.get_mut(end..) {
-            trailer.fill(0);
         }
         Ok(layout)
     }
