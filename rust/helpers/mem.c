@@ -47,6 +47,11 @@ void rrxe_helper_umem_release(struct ib_umem *umem)
 	put_device(&ibdev->dev);
 }
 
+bool rrxe_helper_umem_writable(struct ib_umem *umem)
+{
+	return umem->writable;
+}
+
 void rrxe_helper_page_copy(struct page *page, size_t off, void *buf, size_t len, bool to_page)
 {
 	u8 *va = kmap_local_page(page);

@@ -19,6 +19,8 @@ long rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t ma
  * deallocation still finds it; umem_release releases the umem and drops it. */
 void rrxe_helper_umem_hold_dev(struct ib_umem *umem);
 void rrxe_helper_umem_release(struct ib_umem *umem);
+/* Whether the umem's pages were pinned for writing (its access flags allow writes). */
+bool rrxe_helper_umem_writable(struct ib_umem *umem);
 /* Copies len bytes between buf and page at off (off + len <= PAGE_SIZE). Any context. */
 void rrxe_helper_page_copy(struct page *page, size_t off, void *buf, size_t len, bool to_page);
 void *rrxe_helper_kmap_local_page(struct page *page);

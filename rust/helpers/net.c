@@ -23,7 +23,7 @@ void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *l
 		.network = skb->network_header,
 		.transport = skb->transport_header,
 		.transport_set = skb_transport_header_was_set(skb),
-		.nonlinear = skb_is_nonlinear(skb),
+		.len = skb->len,
 		.protocol = ntohs(skb->protocol),
 	};
 }
@@ -43,9 +43,60 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol)
 	skb->protocol = htons(protocol);
 }
 
-int rrxe_helper_skb_linearize(struct sk_buff *skb)
+/*
+ * Makes the first @len bytes after the transport header of a received skb linear (all
+ * of them if it has fewer), as pskb_may_pull() does from skb->data: -ENOMEM if it cannot.
+ * The transport header must not lie before skb->data beyond what is linear already.
+ */
+int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len)
 {
-	return skb_linearize(skb);
+	int need = skb_transport_offset(skb) + (int)len;
+
+	if (need > (int)skb->len)
+		need = skb->len;
+	return need <= 0 || pskb_may_pull(skb, need) ? 0 : -ENOMEM;
+}
+
+/*
+ * Continues the CRC-32 @crc (crc32_le) over the @len bytes at @offset from skb->data of
+ * @skb, wherever they lie (linear part, fragments, fragment list), in one pass in order
+ * (skb_seq_read; __skb_checksum would combine a CRC per fragment, crc32_le_shift, which
+ * costs more than the CRC of a fragment). The range must lie within skb->len (else
+ * @crc, unchanged, and a warning).
+ */
+u32 rrxe_helper_skb_crc32_le(const struct sk_buff *skb, int offset, int len, u32 crc)
+{
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	if (WARN_ON_ONCE(offset < 0 || len < 0 || offset > (int)skb->len - len))
+		return crc;
+	/* skb_seq_read only reads the skb. */
+	skb_prepare_seq_read((struct sk_buff *)skb, offset, offset + len, &st);
+	while (done < len && (n = skb_seq_read(done, &data, &st)) != 0) {
+		/* A block may run past the end asked for. */
+		n = min_t(unsigned int, n, len - done);
+		crc = crc32_le(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+
+/*
+ * Copies the @len bytes at @offset from skb->data of @skb (wherever they lie) to @off in
+ * @page (off + len <= PAGE_SIZE); -EFAULT, nothing copied, if the skb has fewer.
+ */
+int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct page *page,
+				 size_t off, size_t len)
+{
+	u8 *va = kmap_local_page(page);
+	int err = skb_copy_bits(skb, offset, va + off, len);
+
+	flush_dcache_page(page);
+	kunmap_local(va);
+	return err;
 }
 
 struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb)
@@ -282,26 +333,4 @@ void *rrxe_helper_skb_add_trailer(struct sk_buff *skb, unsigned int len)
 	page = virt_to_head_page(p);
 	skb_add_rx_frag(skb, i, page, p - page_address(page), len, SKB_DATA_ALIGN(len));
 	return p;
-}
-
-/* Continues the CRC-32 @crc over the first @count fragments of @skb, in order. */
-u32 rrxe_helper_skb_frags_crc32_le(u32 crc, const struct sk_buff *skb, unsigned int count)
-{
-	const struct skb_shared_info *sh = skb_shinfo(skb);
-	unsigned int i;
-
-	for (i = 0; i < count && i < sh->nr_frags; i++) {
-		const skb_frag_t *f = &sh->frags[i];
-		u32 p_off, p_len, copied;
-		struct page *p;
-
-		skb_frag_foreach_page(f, skb_frag_off(f), skb_frag_size(f), p, p_off, p_len,
-				      copied) {
-			u8 *va = kmap_local_page(p);
-
-			crc = crc32_le(crc, va + p_off, p_len);
-			kunmap_local(va);
-		}
-	}
-	return crc;
 }

@@ -29,7 +29,7 @@ struct rrxe_skb_layout {
 	unsigned int network;		/* skb->network_header */
 	unsigned int transport;		/* skb->transport_header */
 	bool transport_set;		/* skb_transport_header_was_set() */
-	bool nonlinear;			/* skb_is_nonlinear() */
+	unsigned int len;		/* skb->len: from data, fragments included */
 	u16 protocol;			/* skb->protocol, host order */
 };
 
@@ -38,7 +38,10 @@ void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *l
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
 void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol);
-int rrxe_helper_skb_linearize(struct sk_buff *skb);
+int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len);
+u32 rrxe_helper_skb_crc32_le(const struct sk_buff *skb, int offset, int len, u32 crc);
+int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct page *page,
+				 size_t off, size_t len);
 struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb);
 struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size);
 void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len);
@@ -61,7 +64,6 @@ void rrxe_helper_put_page(struct page *page);
 bool rrxe_helper_skb_add_page(struct sk_buff *skb, struct page *page, unsigned int off,
 			      unsigned int len);
 void *rrxe_helper_skb_add_trailer(struct sk_buff *skb, unsigned int len);
-u32 rrxe_helper_skb_frags_crc32_le(u32 crc, const struct sk_buff *skb, unsigned int count);
 
 /* Routes and output. */
 unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev);

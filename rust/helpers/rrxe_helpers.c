@@ -157,12 +157,13 @@ unsigned int rrxe_helper_num_online_cpus(void)
 	return num_online_cpus();
 }
 
-static bool zero_copy;
+static bool zero_copy = true;
 module_param(zero_copy, bool, 0644);
 MODULE_PARM_DESC(zero_copy,
-		 "Send RC request payloads of 1 KiB or more from user memory by reference "
-		 "to their pages through net devices that do scatter-gather (default: off; "
-		 "see Documentation/infiniband/rrxe.rst)");
+		 "Send RC request payloads from user memory by reference to their pages: "
+		 "packets of 1 KiB or more to this device itself, of 2 KiB or more through "
+		 "net devices that do scatter-gather (default: on; see "
+		 "Documentation/infiniband/rrxe.rst)");
 
 bool rrxe_helper_param_zero_copy(void)
 {

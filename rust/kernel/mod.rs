@@ -5,6 +5,7 @@
 //! Every `unsafe` block of rrxe lives below this module, behind safe types; the driver
 //! in `drivers/infiniband/sw/rrxe/` is safe Rust.
 
+pub mod bytes;
 pub mod cpu;
 pub mod crc;
 pub mod delay;

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Socket buffers (`struct sk_buff`): owned skbs, a read-only view of received UDP
-//! datagrams, and queues of skbs.
-
-// Until the driver's data path uses all of it; remove then (the expectation warns).
+//! datagrams (whose payload may lie in fragments: [`SkbBytes`]), and queues of skbs.
 
 use super::device::NetDevice;
-use crate::bindings;
-use core::{mem::ManuallyDrop, ptr::NonNull};
+use crate::{bindings, ext::bytes::Bytes};
+use core::{mem::ManuallyDrop, ops::Range, ptr::NonNull};
 use kernel::{prelude::*, types::Opaque};
 
 /// Length of a UDP header.
@@ -30,10 +28,17 @@ pub struct SkBuff(NonNull<bindings::sk_buff>);
 // SAFETY: An owned skb may be passed to and freed from any context; so may the device
 // reference (`dev_put`).
 unsafe impl Send for SkBuff {}
-// SAFETY: Shared access only reads the skb, whose data nobody else writes while we own it.
+// SAFETY: Shared access only reads the skb: its linear data, which nobody else writes
+// while we own it, through slices; its fragments (which may be pages their owner writes
+// meanwhile, `SKBFL_SHARED_FRAG`) only through C copies and checksums, never slices.
 unsafe impl Sync for SkBuff {}
 
 /// The headers and payload of a received UDP datagram, see [`SkBuff::rx_view`].
+///
+/// # Invariants
+///
+/// `head` is the first bytes of the UDP payload, at most `len`; the payload's `len` bytes
+/// start `offset` bytes after `skb->data`, and `offset + len` is within `skb->len`.
 #[derive(Clone, Copy)]
 pub struct RxView<'a> {
     /// The network header up to the transport header: 20 bytes for IPv4 without
@@ -42,8 +47,153 @@ pub struct RxView<'a> {
     pub ip: &'a [u8],
     /// The 8-byte UDP header.
     pub udp: &'a [u8],
-    /// The UDP payload: the UDP length field minus the header.
-    pub payload: &'a [u8],
+    head: &'a [u8],
+    len: usize,
+    skb: &'a SkBuff,
+    /// Where the UDP payload starts, from `skb->data`.
+    offset: usize,
+}
+
+impl<'a> RxView<'a> {
+    /// The start of the UDP payload that lies in the skb's linear part: all of the payload
+    /// if the skb is linear, else at least what [`SkBuff::pull_transport`] made linear.
+    #[inline]
+    pub fn head(&self) -> &'a [u8] {
+        self.head
+    }
+
+    /// The length of the UDP payload: the UDP length field minus the header.
+    #[inline]
+    pub fn payload_len(&self) -> usize {
+        self.len
+    }
+
+    /// The UDP payload bytes in `range`, wherever they lie; `None` if `range` is not in
+    /// the payload.
+    #[inline]
+    pub fn bytes(&self, range: Range<usize>) -> Option<Bytes<'a>> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        if let Some(s) = self.head.get(range.clone()) {
+            return Some(Bytes::Slice(s));
+        }
+        // INVARIANT: `range` is in the payload, which is within `skb->len` (type
+        // invariant).
+        Some(Bytes::Skb(SkbBytes {
+            skb: self.skb,
+            offset: self.offset + range.start,
+            len: range.len(),
+        }))
+    }
+
+    /// Continues the CRC-32 `crc` (`crc32_le`) over the UDP payload bytes in `range` (those
+    /// of them that are in the payload).
+    pub fn crc32_le(&self, crc: u32, range: Range<usize>) -> u32 {
+        let end = range.end.min(self.len);
+        let start = range.start.min(end);
+        if let Some(s) = self.head.get(start..end) {
+            return crate::ext::crc::crc32_le(crc, s);
+        }
+        let (Ok(at), Ok(len)) = (
+            i32::try_from(self.offset + start),
+            i32::try_from(end - start),
+        ) else {
+            return crc;
+        };
+        // SAFETY: The skb is valid and only read; the range lies within the payload, so
+        // within `skb->len` (type invariant).
+        unsafe { bindings::skb_crc32_le(self.skb.as_raw(), at, len, crc) }
+    }
+}
+
+/// Bytes of a received skb, in its linear part or its fragments: a [`Bytes`] source.
+///
+/// # Invariants
+///
+/// `offset + len` is within the skb's length (`skb->len`, from `skb->data`).
+#[derive(Clone, Copy)]
+pub struct SkbBytes<'a> {
+    skb: &'a SkBuff,
+    offset: usize,
+    len: usize,
+}
+
+impl<'a> SkbBytes<'a> {
+    /// The number of bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes in `range` of these.
+    #[inline]
+    pub fn get(&self, range: Range<usize>) -> Option<Self> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        // INVARIANT: Within these, so within the skb.
+        Some(SkbBytes {
+            skb: self.skb,
+            offset: self.offset + range.start,
+            len: range.len(),
+        })
+    }
+
+    /// The offset from `skb->data` and the length, as the C functions take them.
+    #[inline]
+    fn span(&self) -> Result<(i32, i32)> {
+        let offset = i32::try_from(self.offset).map_err(|_| EINVAL)?;
+        let len = i32::try_from(self.len).map_err(|_| EINVAL)?;
+        Ok((offset, len))
+    }
+
+    /// Copies the bytes to `dst`, which must be as long.
+    pub fn read(&self, dst: &mut [u8]) -> Result {
+        if dst.len() != self.len {
+            return Err(EINVAL);
+        }
+        let (offset, len) = self.span()?;
+        // SAFETY: The skb is valid and only read (the range within it: type invariant);
+        // `dst` is `len` writable bytes.
+        let err = unsafe {
+            bindings::skb_copy_bits(self.skb.as_raw(), offset, dst.as_mut_ptr().cast(), len)
+        };
+        kernel::error::to_result(err)
+    }
+
+    /// Copies the bytes to `off` in `page`.
+    ///
+    /// # Safety
+    ///
+    /// `page` is a valid page that may be written, `off + self.len()` at most its size.
+    pub unsafe fn copy_to_page(&self, page: *mut bindings::page, off: usize) -> Result {
+        let (offset, _) = self.span()?;
+        // SAFETY: The skb is valid and only read (the range within it: type invariant);
+        // the caller vouches for the page.
+        let err =
+            unsafe { bindings::skb_copy_to_page(self.skb.as_raw(), offset, page, off, self.len) };
+        kernel::error::to_result(err)
+    }
+
+    /// Copies the bytes to the kernel virtual address `addr`.
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the start of `self.len()` bytes of kernel memory that may be written.
+    pub unsafe fn copy_to_kva(&self, addr: u64) -> Result {
+        let (offset, len) = self.span()?;
+        // SAFETY: As in `read`; the caller vouches for the memory.
+        let err = unsafe {
+            bindings::skb_copy_bits(
+                self.skb.as_raw(),
+                offset,
+                addr as usize as *mut core::ffi::c_void,
+                len,
+            )
+        };
+        kernel::error::to_result(err)
+    }
 }
 
 impl SkBuff {
@@ -88,11 +238,24 @@ impl SkBuff {
         Some(unsafe { NetDevice::from_raw(dev) })
     }
 
-    /// Pulls all paged data into the linear part (`skb_linearize`), as [`Self::rx_view`]
-    /// needs. May allocate (`GFP_ATOMIC`).
-    pub fn linearize(&mut self) -> Result {
+    /// Whether all the skb's data is in its linear part (no fragments).
+    pub fn is_linear(&self) -> bool {
+        // SAFETY: The skb is valid; `data_len` is a plain field, not written while the
+        // skb is borrowed.
+        unsafe { (*self.as_raw()).data_len == 0 }
+    }
+
+    /// Makes the first `len` bytes after the transport header linear (all of them if the
+    /// skb has fewer), for the headers [`RxView::head`] must hold. May allocate
+    /// (`GFP_ATOMIC`); does nothing if they already are.
+    pub fn pull_transport(&mut self, len: usize) -> Result {
+        if self.is_linear() {
+            // All of it is there already (most skbs; no call).
+            return Ok(());
+        }
+        let len = u32::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The skb is valid and ours.
-        kernel::error::to_result(unsafe { bindings::skb_linearize(self.as_raw()) })
+        kernel::error::to_result(unsafe { bindings::skb_pull_transport(self.as_raw(), len) })
     }
 
     /// A copy of the skb sharing its data (`skb_clone`, `GFP_ATOMIC`), e.g. to deliver one
@@ -110,21 +273,25 @@ impl SkBuff {
 
     /// The IP header, UDP header and UDP payload of a datagram as a UDP tunnel's
     /// `encap_rcv` receives it (network and transport headers set, the transport header
-    /// at the UDP header), after [`Self::linearize`].
+    /// at the UDP header, data not after it), after [`Self::pull_transport`].
     ///
-    /// `None` if the skb is not linear, its headers are not set or out of order, the IP
-    /// header is shorter than the minimum of its family (by `skb->protocol`), or the UDP
-    /// length field is below 8 or beyond the skb's data.
+    /// `None` if its headers are not set, out of order or not linear, the IP header is
+    /// shorter than the minimum of its family (by `skb->protocol`), or the UDP length field
+    /// is below 8 or beyond the skb's data.
     pub fn rx_view(&self) -> Option<RxView<'_>> {
         let mut l = bindings::rrxe_skb_layout::default();
         // SAFETY: The skb is valid; `l` is a valid out-pointer.
         unsafe { bindings::skb_layout(self.as_raw(), &mut l) };
-        if l.nonlinear || !l.transport_set {
+        if !l.transport_set {
             return None;
         }
-        let (network, transport, tail) =
-            (l.network as usize, l.transport as usize, l.tail as usize);
-        if network > transport || transport > tail {
+        let (network, transport, data, tail) = (
+            l.network as usize,
+            l.transport as usize,
+            l.data as usize,
+            l.tail as usize,
+        );
+        if network > transport || data > transport || transport > tail {
             return None;
         }
         let min_ip = match u32::from(l.protocol) {
@@ -135,17 +302,32 @@ impl SkBuff {
         // SAFETY: `network <= tail` and `head + tail` is the end of the linear data, so
         // the range lies in the skb's buffer; it holds the received packet (initialised)
         // and is not written while the skb is borrowed.
-        let packet = unsafe {
+        let linear = unsafe {
             core::slice::from_raw_parts(l.head.add(network).cast_const(), tail - network)
         };
-        let (ip, rest) = packet.split_at(transport - network);
+        let (ip, rest) = linear.split_at(transport - network);
         if ip.len() < min_ip {
             return None;
         }
         let udp = rest.get(..UDP_HDR_LEN)?;
         let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
-        let payload = rest.get(UDP_HDR_LEN..udp_len)?;
-        Some(RxView { ip, udp, payload })
+        let len = udp_len.checked_sub(UDP_HDR_LEN)?;
+        // The payload starts at `offset` from data; the skb has `l.len` bytes from there.
+        let offset = transport - data + UDP_HDR_LEN;
+        if offset + len > l.len as usize {
+            return None;
+        }
+        let head = rest.get(UDP_HDR_LEN..)?;
+        let head = head.get(..len.min(head.len()))?;
+        // INVARIANT: Checked just above.
+        Some(RxView {
+            ip,
+            udp,
+            head,
+            len,
+            skb: self,
+            offset,
+        })
     }
 
     /// Frees the skb as delivered (`consume_skb`): its packet reached its end. Dropping an
@@ -254,6 +436,7 @@ impl SkbQueue {
     }
 
     /// The number of queued skbs (a snapshot, read without the lock).
+    #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: The queue is initialised; the length is read with `READ_ONCE`.
         unsafe { bindings::skb_queue_len_lockless(self.head.get()) as usize }

@@ -136,6 +136,8 @@ impl<F: FnOnce(&[u8], &[u8], &mut Body<'_>)> Finish for F {}
 pub struct Body<'a> {
     head: &'a mut [u8],
     skb: &'a TxSkb,
+    /// Where the page pieces start, from `skb->data`.
+    pages_at: usize,
     trailer: Option<&'a mut [u8]>,
 }
 
@@ -147,9 +149,12 @@ impl Body<'_> {
 
     /// Continues the little-endian CRC-32 `crc` (`crc32_le`) over the page pieces, in order.
     pub fn crc32_le_pages(&self, crc: u32) -> u32 {
-        // SAFETY: The skb is valid; its first `pages` fragments are the pieces, pages we
-        // hold references on (type invariant), which the helper maps to read.
-        unsafe { bindings::skb_frags_crc32_le(crc, self.skb.skb.as_ptr(), self.skb.pages) }
+        // Both within `u16::MAX` (type invariant).
+        let (at, len) = (self.pages_at as i32, self.skb.paged_len as i32);
+        // SAFETY: The skb is valid; the `paged_len` bytes after its linear data are the
+        // pieces, pages we hold references on (type invariant), which the helper maps to
+        // read.
+        unsafe { bindings::skb_crc32_le(self.skb.skb.as_ptr(), at, len, crc) }
     }
 
     /// The trailer, if one was added ([`TxSkb::push_trailer`]).
@@ -368,6 +373,7 @@ impl TxSkb {
                 ip[24..40].copy_from_slice(&dst);
             }
         }
+        let pages_at = packet.len();
         let (ip, rest) = packet.split_at_mut(ip_len);
         let (udp, head) = rest.split_at_mut(UDP_HDR_LEN);
         let trailer = self.trailer.map(|(p, n)| {
@@ -381,6 +387,7 @@ impl TxSkb {
             &mut Body {
                 head,
                 skb: &*self,
+                pages_at,
                 trailer,
             },
         );

@@ -15,7 +15,7 @@
 use super::device::{Device, DeviceOps};
 use crate::{
     bindings,
-    ext::{net::page_piece::PagePiece, workqueue::OwnedQueue},
+    ext::{bytes::Bytes, net::page_piece::PagePiece, workqueue::OwnedQueue},
 };
 use core::{
     ptr::NonNull,
@@ -137,6 +137,9 @@ struct Pinned {
     first: usize,
     /// The region's length in bytes.
     len: u64,
+    /// The pages were pinned for writing (`umem->writable`, from the access flags): only
+    /// then may they be written, else they may be shared copy-on-write.
+    writable: bool,
     /// Declared last: dropped (unpinned) after the page list.
     umem: Umem,
 }
@@ -176,6 +179,8 @@ pub enum AccessError {
     Range,
     /// An atomic target is not 8-byte aligned.
     Align,
+    /// A write to memory pinned for reading only.
+    ReadOnly,
 }
 
 impl UserPages {
@@ -183,10 +188,11 @@ impl UserPages {
     /// context.
     pub fn new(umem: Umem, len: u64, wq: Arc<OwnedQueue>) -> Result<Self> {
         // SAFETY: The umem is valid.
-        let (count, first) = unsafe {
+        let (count, first, writable) = unsafe {
             (
                 bindings::umem_num_pages(umem.0.as_ptr()),
                 bindings::umem_offset(umem.0.as_ptr()) as usize,
+                bindings::umem_writable(umem.0.as_ptr()),
             )
         };
         let mut pages = KVVec::<PagePtr>::with_capacity(count, GFP_KERNEL)?;
@@ -211,6 +217,7 @@ impl UserPages {
                 pages,
                 first,
                 len,
+                writable,
                 umem,
             }),
             GFP_KERNEL,
@@ -234,12 +241,12 @@ impl UserPages {
     }
 
     /// Calls `f(page, offset in the page, range in the buffer)` for each page piece of the
-    /// `len` bytes at `offset`.
+    /// `len` bytes at `offset`, until it fails.
     fn walk(
         &self,
         offset: u64,
         len: usize,
-        mut f: impl FnMut(&PagePtr, usize, core::ops::Range<usize>),
+        mut f: impl FnMut(&PagePtr, usize, core::ops::Range<usize>) -> Result<(), AccessError>,
     ) -> Result<(), AccessError> {
         let p = self.pinned.as_ref().ok_or(AccessError::Range)?;
         let end = offset.checked_add(len as u64).ok_or(AccessError::Range)?;
@@ -253,7 +260,7 @@ impl UserPages {
             let page = p.pages.get(pos >> PAGE_SHIFT).ok_or(AccessError::Range)?;
             let in_page = pos & (PAGE_SIZE - 1);
             let n = (len - done).min(PAGE_SIZE - in_page);
-            f(page, in_page, done..done + n);
+            f(page, in_page, done..done + n)?;
             done += n;
             pos += n;
         }
@@ -274,24 +281,27 @@ impl UserPages {
                     r.len(),
                     false,
                 )
-            }
+            };
+            Ok(())
         })
     }
 
+    /// Whether the pages may be written (see [`AccessError::ReadOnly`]).
+    fn check_writable(&self) -> Result<(), AccessError> {
+        match &self.pinned {
+            Some(p) if p.writable => Ok(()),
+            _ => Err(AccessError::ReadOnly),
+        }
+    }
+
     /// Copies `src` to `offset`.
-    pub fn write_at(&self, offset: u64, src: &[u8]) -> Result<(), AccessError> {
-        let buf = src.as_ptr();
+    pub fn write_at(&self, offset: u64, src: Bytes<'_>) -> Result<(), AccessError> {
+        self.check_writable()?;
         self.walk(offset, src.len(), |page, off, r| {
-            // SAFETY: As in `read_at`; the helper only reads the buffer.
-            unsafe {
-                bindings::page_copy(
-                    page.0.as_ptr(),
-                    off,
-                    buf.add(r.start).cast_mut().cast(),
-                    r.len(),
-                    true,
-                )
-            }
+            let piece = src.get(r).ok_or(AccessError::Range)?;
+            // SAFETY: The page is pinned for writing (checked above) while `self` lives;
+            // `off + r.len() <= PAGE_SIZE`.
+            unsafe { piece.copy_to_page(page.0.as_ptr(), off) }.map_err(|_| AccessError::Range)
         })
     }
 
@@ -311,6 +321,7 @@ impl UserPages {
                 // SAFETY: The page is pinned while `self` lives.
                 all = unsafe { PagePiece::get(page.0, off, r.len()) }.is_some_and(&mut take);
             }
+            Ok(())
         })?;
         Ok(all)
     }
@@ -318,6 +329,7 @@ impl UserPages {
     /// Performs `op` on the 8 bytes at `offset` (8-byte aligned in memory); returns the
     /// value found.
     pub fn atomic_at(&self, offset: u64, op: AtomicOp) -> Result<u64, AccessError> {
+        self.check_writable()?;
         let p = self.pinned.as_ref().ok_or(AccessError::Range)?;
         if (offset + p.first as u64) % 8 != 0 {
             return Err(AccessError::Align);
@@ -325,7 +337,8 @@ impl UserPages {
         let mut orig = 0;
         // Aligned, so the 8 bytes are in one page.
         self.walk(offset, 8, |page, off, _| {
-            // SAFETY: The page is pinned; the mapping is released below, in this context.
+            // SAFETY: The page is pinned for writing (checked above); the mapping is
+            // released below, in this context.
             let va = unsafe { bindings::kmap_local_page(page.0.as_ptr()) };
             // SAFETY: `va + off` is 8-byte aligned and its 8 bytes lie in the mapped page,
             // accessed only atomically here (as C atomics do elsewhere).
@@ -333,6 +346,7 @@ impl UserPages {
             orig = op.apply(target);
             // SAFETY: Mapped above.
             unsafe { bindings::kunmap_local(va) };
+            Ok(())
         })?;
         Ok(orig)
     }
@@ -386,11 +400,10 @@ impl KernelMem {
     }
 
     /// Copies `src` to `addr`.
-    pub fn write_at(&self, addr: u64, src: &[u8]) -> Result<(), AccessError> {
+    pub fn write_at(&self, addr: u64, src: Bytes<'_>) -> Result<(), AccessError> {
         Self::check(addr, src.len())?;
-        // SAFETY: As in `read_at`; the helper only reads `src`.
-        unsafe { bindings::kva_copy(addr, src.as_ptr().cast_mut().cast(), src.len(), true) };
-        Ok(())
+        // SAFETY: As in `read_at`.
+        unsafe { src.copy_to_kva(addr) }.map_err(|_| AccessError::Range)
     }
 
     /// Performs `op` on the 8 bytes at `addr` (8-byte aligned); returns the value found.

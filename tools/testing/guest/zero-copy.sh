@@ -1,33 +1,49 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Zero-copy transmit (issue 17): with the module parameter zero_copy on, the payload of a
-# userspace client's RC request, 1 KiB or more of its registered memory, goes to a device
-# that does scatter-gather by reference to its pages, the skb holding the headers, the
-# pages and a trailer with the pad and ICRC. Between rrxe8 (veth0) and rrxe9 (veth1, in
-# ns1), a veth pair (scatter-gather), each with the data checked by the receiver and
-# sent_zero_copy checked at each step:
-#   off         the parameter's default, off: ibv_rc_pingpong -s 65536 copied; then on
-#   rc-stream   rc-stream -s 70001 for 8 s (IB MTU 1024: SENDs of 68 packets by reference,
-#               the 369-byte last one copied); the READs it checks are answered by copy:
-#               sent_zero_copy grows on the client only (a READ response never goes by
-#               reference: the memory a remote key names must not be read once invalidated)
-#   pingpongs   ibv_rc_pingpong -s 65536 by reference; ibv_uc_pingpong -s 65536 and
+# Zero-copy transmit and payloads in fragments (issue 17): with the module parameter
+# zero_copy on (the default), the payload of a userspace client's RC request in its
+# registered memory goes by reference to its pages, in packets of 1 KiB or more to the
+# device itself and of 2 KiB or more through a device that does scatter-gather: the skb
+# holds the headers, the pages and a trailer with the pad and ICRC; the receiver copies
+# the payload from the fragments. Between rrxe8 (veth0) and rrxe9 (veth1, in ns1), a
+# veth pair (scatter-gather), and on rrxe8 alone (loopback), each with the data checked
+# by the receiver and sent_zero_copy (and rcvd_paged) checked at each step:
+#   default     zero_copy is on; turned off: ibv_rc_pingpong -s 65536 copied
+#   fragments   frag-rx: UD SENDs of 0 to 1024 bytes whose BTH, DETH, payload and ICRC
+#               arrive in skb fragments (MSG_ZEROCOPY from a UDP socket in this namespace
+#               to rrxe9): each delivered as sent (rcvd_paged counts those whose payload
+#               stayed in fragments); with a bit flipped in the payload, the ICRC or the
+#               DETH dropped and counted; with the unchecked FECN/BECN byte changed
+#               delivered; then zero_copy on again
+#   IB MTU 1024 (veth MTU 1500): ibv_rc_pingpong -s 65536 between the devices copied
+#               (1 KiB packets through a device); in loopback (both ends on rrxe8, whose
+#               path leads back to itself) ibv_rc_pingpong -s 65536, rc-stream -s 70001
+#               and data-check on one device (every RC operation, 1 to 16 SGEs at odd
+#               offsets) by reference, the receive path copying from the sender's pages
+#               straight to the target (data moved once: rcvd_paged counts every packet);
+#               UD copied
+#   IB MTU 4096 (veth MTU 9000), between the devices:
+#     pingpongs ibv_rc_pingpong -s 65536 -m 4096 by reference (and rrxe9 copies the payload
+#               from the sender's pages: rcvd_paged); ibv_uc_pingpong -s 65536 and
 #               ibv_ud_pingpong -s 1024 copied (a UC or UD send completes when handed to the
 #               stack: its client may write the buffer before the device reads it);
-#               ibv_rc_pingpong -s 512 copied (below 1 KiB)
-#   loss        rc-stream over 5 % loss each way: retransmissions go by reference too
-#   data-check  IB MTU 4096 (veth MTU 9000): data-check between rrxe8 and rrxe9 (every RC
-#               operation, 1 to 16 SGEs at odd offsets, which may need more fragments than
-#               an skb has: then copied; UD); rc-stream -s 7003 (a last packet of 2907 bytes
-#               by reference: pad bytes in the trailer, pages crossed)
-#   dereg       zc-dereg: an RDMA WRITE's source MR deregistered and its memory unmapped and
-#               reused while its packets wait 300 ms in netem: the WRITE completes with the
-#               data sent (the packets hold their pages); the debug kernel's KASAN would
+#               ibv_rc_pingpong -s 512 copied (below 2 KiB)
+#     rc-stream rc-stream -s 70001 for 8 s (SENDs of 18 packets by reference, the 369-byte
+#               last one copied); the READs it checks are answered by copy: sent_zero_copy
+#               grows on the client only (a READ response never goes by reference: the
+#               memory a remote key names must not be read once invalidated)
+#     loss      rc-stream over 5 % loss each way: retransmissions go by reference too
+#     data-check data-check between rrxe8 and rrxe9 (every RC operation, 1 to 16 SGEs at
+#               odd offsets, which may need more fragments than an skb has: then copied;
+#               UD); rc-stream -s 7003 (a last packet of 2907 bytes by reference: pad bytes
+#               in the trailer, pages crossed)
+#     dereg     zc-dereg: an RDMA WRITE's source MR deregistered and its memory unmapped
+#               and reused while its packets wait 300 ms in netem: the WRITE completes with
+#               the data sent (the packets hold their pages); the debug kernel's KASAN would
 #               report a read of a freed page
-#   killed      ib_write_bw's client killed while its packets wait in netem (its QP's
-#               destroy waits for them, before its MR goes); the devices
-#               work after
+#     killed    ib_write_bw's client killed while its packets wait in netem (its QP's
+#               destroy waits for them, before its MR goes); the devices work after
 #     vm-run --provider rrxe --no-device --timeout 900 tools/testing/guest/zero-copy.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -47,20 +63,30 @@ zc() {
 	cat /sys/class/infiniband/"$1"/ports/1/hw_counters/sent_zero_copy 2>/dev/null || echo -1
 }
 
-# stream NAME SECS [ARGS...]: rc-stream ARGS for SECS, its server on rrxe9 in ns1, checked
+# paged DEV: DEV's rcvd_paged (-1 if it has none).
+paged() {
+	cat /sys/class/infiniband/"$1"/ports/1/hw_counters/rcvd_paged 2>/dev/null || echo -1
+}
+
+# The server's device and the address the client connects to (rrxe9 in ns1 unless a
+# caller sets them, see loopback).
+PP_SERVER=rrxe9 PP_ADDR=10.9.0.2
+
+# stream NAME SECS [ARGS...]: rc-stream ARGS for SECS, its server on PP_SERVER, checked
 #   (status 0 on both sides: every byte right, the counts agree).
 stream() {
 	local name=$1 secs=$2 port=$((TR_PORT + 1)) sp cp sst cst
 	shift 2
 	TR_PORT=$port
-	"${TR_SX[@]}" "$stream" -d rrxe9 -g "$gid" -p $port -D "$secs" "$@" >/tmp/zc-s.$name 2>&1 &
+	"${TR_SX[@]}" "$stream" -d $PP_SERVER -g "$gid" -p $port -D "$secs" "$@" \
+		>/tmp/zc-s.$name 2>&1 &
 	sp=$!
 	for _ in $(seq 100); do
 		tcp_listening $port "${TR_SX[@]}" && break
 		sleep 0.1
 	done
 	run_to $((secs + 60)) "$stream" -d rrxe8 -g "$gid" -p $port -D "$secs" "$@" \
-		10.9.0.2 >/tmp/zc-c.$name 2>&1
+		$PP_ADDR >/tmp/zc-c.$name 2>&1
 	cst=$?
 	tr_wait_pid $sp 60
 	sst=$?
@@ -79,7 +105,7 @@ pp() {
 	local want=$1 before after
 	shift
 	before=$(($(zc rrxe8) + $(zc rrxe9)))
-	TR_DESC=$want tr_pingpong 120 rrxe9 rrxe8 "$gid" 10.9.0.2 "$@"
+	TR_DESC=$want tr_pingpong 120 $PP_SERVER rrxe8 "$gid" $PP_ADDR "$@"
 	after=$(($(zc rrxe8) + $(zc rrxe9)))
 	if [ "$want" = "by reference" ]; then
 		check "$1 $2 $3: sent_zero_copy +$((after - before))" test $after -gt $before
@@ -87,35 +113,45 @@ pp() {
 		check "$1 $2 $3: sent_zero_copy unchanged" test $after -eq $before
 	fi
 }
+# loopback CMD ARGS...: CMD (pp or stream) with both ends on rrxe8, whose path to itself
+#   loops back.
+loopback() {
+	local -a TR_SX=()
+	local PP_SERVER=rrxe8 PP_ADDR=10.9.0.1
+	"$@"
+}
 param=/sys/module/rrxe/parameters/zero_copy
-check "zero_copy is off by default" test "$(cat $param)" = N
+check "zero_copy is on by default" test "$(cat $param)" = Y
+echo 0 >$param || die "zero_copy off"
 pp copied ibv_rc_pingpong -s 65536 -n 100
+run_to 120 /usr/libexec/rrxe/frag-rx -d rrxe9 -s 10.9.0.1 -a 10.9.0.2 >/tmp/zc-frag-rx 2>&1
+st=$?
+sed 's/^/#   /' /tmp/zc-frag-rx | grep -E '^#   (not ok|#)' | head -n 40
+check "frag-rx: RoCE headers and payload in skb fragments (exit $st)" test $st = 0
 echo 1 >$param || die "zero_copy on"
-pp "by reference" ibv_rc_pingpong -s 65536 -n 100
-c0=$(zc rrxe8) s0=$(zc rrxe9)
-check "rc-stream -s 70001, every byte checked" stream rc 8 -s 70001
-c1=$(zc rrxe8) s1=$(zc rrxe9)
-echo "# sent_zero_copy: client +$((c1 - c0)), server +$((s1 - s0))"
-check "the client's SENDs went by reference" test $((c1 - c0)) -gt 0
-check "the server's READ responses did not" test $((s1 - s0)) -eq 0
 
-pp copied ibv_uc_pingpong -s 65536 -n 100
-pp copied ibv_ud_pingpong -s 1024 -n 200
-pp copied ibv_rc_pingpong -s 512 -n 200
-
-ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% || die "netem on veth1"
-tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
+# IB MTU 1024: packets of 1 KiB through a device are copied; to the device itself they go
+# by reference, and the receive path copies the payload from the sender's pages.
+pp copied ibv_rc_pingpong -s 65536 -n 100
+p0=$(paged rrxe8)
+loopback pp "by reference" ibv_rc_pingpong -s 65536 -n 100
+p1=$(paged rrxe8)
+check "loopback: the payloads moved once, from pages to target (rcvd_paged +$((p1 - p0)))" \
+	test $p0 -ge 0 -a $((p1 - p0)) -ge 12800
 c0=$(zc rrxe8)
-r0=$(cat /sys/class/infiniband/rrxe8/ports/1/hw_counters/completer_retry_err)
-check "rc-stream -s 70001 over 5 % loss each way" stream loss 8 -s 70001 -u 10
+check "loopback rc-stream -s 70001, every byte checked" loopback stream lo 8 -s 70001
 c1=$(zc rrxe8)
-r1=$(cat /sys/class/infiniband/rrxe8/ports/1/hw_counters/completer_retry_err)
-echo "# sent_zero_copy +$((c1 - c0)), completer_retry_err +$((r1 - r0))"
-check "over loss: retransmissions, and packets by reference" test $((r1 - r0)) -gt 0 -a $((c1 - c0)) -gt 0
-ip netns exec ns1 tc qdisc del dev veth1 root
-tc qdisc del dev veth0 root
+check "its SENDs went by reference" test $((c1 - c0)) -gt 0
+run_to 400 /usr/libexec/rrxe/data-check -d rrxe8 -m 1048576 -T "$(scaled 240)" \
+	>/tmp/zc-data-check-lo 2>&1
+st=$?
+sed 's/^/#   /' /tmp/zc-data-check-lo | grep -E '^#   (not ok|#)' | head -n 40
+c2=$(zc rrxe8)
+check "data-check on rrxe8 alone (exit $st, sent_zero_copy +$((c2 - c1)))" \
+	test $st = 0 -a $c2 -gt $c1
+loopback pp copied ibv_ud_pingpong -s 1024 -n 200
 
-# IB MTU 4096.
+# IB MTU 4096 from here on.
 mtu4096() {
 	ibv_devinfo -d rrxe8 | grep -q 'active_mtu:.*4096' &&
 		ibv_devinfo -d rrxe9 | grep -q 'active_mtu:.*4096'
@@ -127,6 +163,35 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 check "IB MTU 4096 on both devices" mtu4096
+p0=$(paged rrxe9)
+pp "by reference" ibv_rc_pingpong -s 65536 -n 100 -m 4096
+p1=$(paged rrxe9)
+check "rrxe9 copied the payloads from the sender's pages (rcvd_paged +$((p1 - p0)))" \
+	test $p0 -ge 0 -a $((p1 - p0)) -ge 1600
+c0=$(zc rrxe8) s0=$(zc rrxe9)
+check "rc-stream -s 70001, every byte checked" stream rc 8 -s 70001
+c1=$(zc rrxe8) s1=$(zc rrxe9)
+echo "# sent_zero_copy: client +$((c1 - c0)), server +$((s1 - s0))"
+check "the client's SENDs went by reference" test $((c1 - c0)) -gt 0
+check "the server's READ responses did not" test $((s1 - s0)) -eq 0
+
+pp copied ibv_uc_pingpong -s 65536 -n 100 -m 4096
+pp copied ibv_ud_pingpong -s 1024 -n 200
+pp copied ibv_rc_pingpong -s 512 -n 200 -m 4096
+
+ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% || die "netem on veth1"
+tc qdisc add dev veth0 root netem loss 5% || die "netem on veth0"
+c0=$(zc rrxe8)
+r0=$(cat /sys/class/infiniband/rrxe8/ports/1/hw_counters/completer_retry_err)
+check "rc-stream -s 70001 over 5 % loss each way" stream loss 8 -s 70001 -u 10
+c1=$(zc rrxe8)
+r1=$(cat /sys/class/infiniband/rrxe8/ports/1/hw_counters/completer_retry_err)
+echo "# sent_zero_copy +$((c1 - c0)), completer_retry_err +$((r1 - r0))"
+check "over loss: retransmissions, and packets by reference" \
+	test $((r1 - r0)) -gt 0 -a $((c1 - c0)) -gt 0
+ip netns exec ns1 tc qdisc del dev veth1 root
+tc qdisc del dev veth0 root
+
 c0=$(($(zc rrxe8) + $(zc rrxe9)))
 run_to 400 /usr/libexec/rrxe/data-check -d rrxe8 -D rrxe9 -m 1048576 \
 	-T "$(scaled 360)" >/tmp/zc-data-check 2>&1
@@ -139,8 +204,6 @@ c0=$(zc rrxe8)
 check "rc-stream -s 7003 at IB MTU 4096" stream mtu4096 8 -s 7003
 c1=$(zc rrxe8)
 check "its packets went by reference" test $((c1 - c0)) -gt 0
-ip link set veth0 mtu 1500 && ip netns exec ns1 ip link set veth1 mtu 1500 ||
-	die "veth MTU 1500"
 
 # A WRITE's source deregistered, unmapped and reused while its packets wait in netem.
 tc qdisc add dev veth0 root netem delay "$(($(scaled 300)))ms" limit 100000 ||

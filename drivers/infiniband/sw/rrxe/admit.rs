@@ -16,7 +16,7 @@ use crate::{
 
 /// Whether `pkt`, received with IP header `ip` and UDP header `udp`, may reach the pass's
 /// QP; counts it if not.
-pub(crate) fn accept(p: &Pass<'_>, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> bool {
+pub(crate) fn accept<P>(p: &Pass<'_>, ip: &[u8], udp: &[u8], pkt: &Packet<P>) -> bool {
     let keys = QpKeys {
         qp_type: p.qp.qp_type,
         sgid: p.inner.path.av().sgid,

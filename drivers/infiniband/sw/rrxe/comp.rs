@@ -9,6 +9,7 @@ use crate::{
     cq::Cqe,
     eng::Track,
     ext::net::skb::SkBuff,
+    mem::Bytes,
     pass::Pass,
     proto::{
         admit::{response_place, ResponsePlace},
@@ -17,10 +18,10 @@ use crate::{
             RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
         opcode::Operation,
-        packet::Packet,
         verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::Inner,
+    recv::{self, RxPacket},
     sgl, wqe,
 };
 
@@ -258,7 +259,7 @@ fn take_kept(p: &mut Pass<'_>, t: &Track) -> bool {
 /// Writes response data at `off` in the local buffers of the send WQE at `index`, tracked
 /// as `t`: its one SGE as first sent, or else its SGEs read again. False if they refuse it,
 /// or if the WQE read again was rewritten since its first send.
-fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool {
+fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: Bytes<'_>) -> bool {
     if let Some(sge) = t.shape.sge() {
         return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
     }
@@ -270,7 +271,7 @@ fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: &[u8]) -> bool
 }
 
 /// The original value an atomic acknowledge returns.
-fn atomic_orig(pkt: &Packet<'_>) -> [u8; 8] {
+fn atomic_orig(pkt: &RxPacket<'_>) -> [u8; 8] {
     pkt.hdr
         .atomic_ack
         .map(|a| a.orig)
@@ -282,7 +283,7 @@ fn atomic_orig(pkt: &Packet<'_>) -> [u8; 8] {
 /// read or atomic, stores the result with that WQE, which completes in its turn; if it is
 /// one of the responses of a later read of more, stores its data and keeps its PSN with
 /// those kept beyond the oldest WQE's missing one ([`keep_later_read`]).
-fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
+fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>) {
     let sq = &p.inner.sq;
     let cons = sq.consumer();
     let mut index = cons;
@@ -296,7 +297,7 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
             continue;
         }
         let stored = match early(&t.view(), rsp) {
-            Some(Verdict::AtomicResult) => store(p, index, &t, 0, &atomic_orig(pkt)),
+            Some(Verdict::AtomicResult) => store(p, index, &t, 0, Bytes::Slice(&atomic_orig(pkt))),
             Some(Verdict::ReadData) if pkt.payload.len() as u64 == u64::from(t.byte_len()) => {
                 store(p, index, &t, 0, pkt.payload)
             }
@@ -322,7 +323,7 @@ fn keep_early(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
 /// of its responses, and inside the window of [`crate::proto::readholes`], stores its data
 /// and keeps its PSN, for the read to take when it is the oldest ([`take_kept`]). Else it
 /// is dropped, and asked for again then. A failed store fails the read in its turn.
-fn keep_later_read(p: &mut Pass<'_>, index: u32, t: &Track, rsp: &Response, payload: &[u8]) {
+fn keep_later_read(p: &mut Pass<'_>, index: u32, t: &Track, rsp: &Response, payload: Bytes<'_>) {
     let ack = !matches!(rsp.syndrome, Some(s) if !s.is_ack());
     if !matches!(t.op, WrOpcode::RdmaRead | WrOpcode::RdmaReadInv)
         || !t.all_sent
@@ -349,7 +350,7 @@ fn keep_later_read(p: &mut Pass<'_>, index: u32, t: &Track, rsp: &Response, payl
 /// in the read, if it carries what it must there (a whole MTU for every response but the
 /// read's last, whatever its opcode: the answer to a range asked for again may start with
 /// First or Only and end with Last; the rest for the last, which ends a sequence).
-fn read_offset(p: &Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) -> Option<u64> {
+fn read_offset(p: &Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) -> Option<u64> {
     let mtu = u64::from(p.inner.params.mtu.bytes());
     let off = u64::from(rsp.psn.distance_from(t.first_psn)) * mtu;
     let ok = if rsp.psn == t.last_psn {
@@ -368,7 +369,7 @@ fn ask_hole(p: &mut Pass<'_>, t: &Track) {
 
 /// A response of the oldest WQE, an RDMA READ tracked as `t`, came beyond a missing one:
 /// stores its data and keeps its PSN, and once a few came, asks for what is missing.
-fn keep_read(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
+fn keep_read(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) {
     let expected = p.inner.eng.comp.psn;
     if !p.inner.eng.holes.can_keep(expected, rsp.psn) {
         return;
@@ -390,7 +391,7 @@ fn keep_read(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
 /// Read data of the oldest WQE, an RDMA READ tracked as `t`, at the PSN expected: stores
 /// it, takes responses kept beyond it, completes the read when it is whole, else decides
 /// what to ask for next.
-fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: &[u8]) {
+fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) {
     let Some(off) = read_offset(p, t, rsp, payload) else {
         // Not what the responder owes there: dropped (asked for again).
         return;
@@ -437,7 +438,7 @@ fn rnr(p: &mut Pass<'_>, timer: u8) {
 
 /// Matches one response against the oldest WQEs: completes those it acknowledges, stores
 /// its data or result, and decides a retry or an RNR wait.
-fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
+fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>) {
     while front_open(p) {
         if complete_early(p) {
             continue;
@@ -487,7 +488,7 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &Packet<'_>) {
             }
             Verdict::AtomicResult => {
                 let t = *p.inner.eng.track(cons);
-                let stored = store(p, cons, &t, 0, &atomic_orig(pkt));
+                let stored = store(p, cons, &t, 0, Bytes::Slice(&atomic_orig(pkt)));
                 p.inner.eng.comp.update(rsp.opcode, rsp.psn);
                 let status = if stored {
                     WcStatus::Success
@@ -533,7 +534,7 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         return;
     }
     let Some(view) = skb.rx_view() else { return };
-    let Ok(pkt) = Packet::parse(view.payload) else {
+    let Some(pkt) = recv::parse(&view) else {
         return;
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) {

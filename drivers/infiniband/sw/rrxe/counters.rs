@@ -49,7 +49,7 @@ pub(crate) enum Counter {
     /// Responses (ACK, NAK, read response, atomic acknowledge) for no PSN outstanding.
     RcvdBadRespPsn = 19,
     /// Datagrams with bad headers or ICRC, or for a QP that does not exist (a multicast
-    /// group without a member here).
+    /// group without a member here), or whose headers could not be made linear (memory).
     RcvdBadPkt = 20,
     /// Packets dropped because their QP's receive queue was full (rxe queues without
     /// limit).
@@ -71,10 +71,13 @@ pub(crate) enum Counter {
     AckCoalesced = 27,
     /// Packets of `sent_pkts` whose payload went by reference to its pages (zero-copy).
     SentZeroCopy = 28,
+    /// Packets of `rcvd_pkts` whose payload stayed in the skb's fragments (a NIC's pages,
+    /// or a sender's on this host), copied from there to its destination.
+    RcvdPaged = 29,
 }
 
 /// Number of counters.
-const NUM: usize = 29;
+const NUM: usize = 30;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -107,6 +110,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("work_runs"),
     c_str!("ack_coalesced"),
     c_str!("sent_zero_copy"),
+    c_str!("rcvd_paged"),
 ]);
 
 /// The counters of one device.

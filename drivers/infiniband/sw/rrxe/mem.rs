@@ -19,7 +19,7 @@ use kernel::sync::Arc;
 pub(crate) use crate::ext::net::page_piece::PagePiece;
 
 pub(crate) use crate::{
-    ext::rdma::mr::AtomicOp,
+    ext::{bytes::Bytes, rdma::mr::AtomicOp},
     mr::{MemError, Owner},
 };
 
@@ -100,7 +100,7 @@ impl MemRef {
     }
 
     /// Copies `src` to `iova`.
-    pub(crate) fn write(&self, iova: u64, src: &[u8]) -> Result<(), MemError> {
+    pub(crate) fn write(&self, iova: u64, src: Bytes<'_>) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
         self.checked(|m| m.write(at, src))
     }

@@ -35,6 +35,7 @@
 use crate::{
     device::RrxeDev,
     ext::{
+        bytes::Bytes,
         error::eopnotsupp,
         net::page_piece::PagePiece,
         rdma::{
@@ -108,6 +109,7 @@ impl From<AccessError> for MemError {
         match e {
             AccessError::Range => MemError::Range,
             AccessError::Align => MemError::Align,
+            AccessError::ReadOnly => MemError::Access,
         }
     }
 }
@@ -412,7 +414,7 @@ impl MrMem<'_> {
     }
 
     /// Copies `src` to MR iova `at`.
-    pub(crate) fn write(&self, at: u64, src: &[u8]) -> Result<(), MemError> {
+    pub(crate) fn write(&self, at: u64, src: Bytes<'_>) -> Result<(), MemError> {
         match &self.mr.mem {
             Memory::User(u) => u.write_at(self.user_offset(at)?, src)?,
             Memory::Dma(m) => m.write_at(at, src)?,

@@ -10,15 +10,25 @@
 use crate::{
     counters::Counter,
     device::RrxeDev,
-    ext::{net::skb::SkBuff, rdma::device::Device},
+    ext::{
+        bytes::Bytes,
+        net::skb::{RxView, SkBuff, UDP_HDR_LEN},
+        rdma::device::Device,
+    },
     icrc::KernelCrc,
     proto::{
         bth::MULTICAST_QPN,
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
-        packet::Packet,
+        opcode::{BTH_LEN, MAX_HEADER_LEN},
+        packet::{Packet, ICRC_LEN},
     },
     task::Woken,
 };
+
+/// A received packet: its headers, and its payload wherever it lies in the skb (read
+/// where it is copied to, once).
+pub(crate) type RxPacket<'a> = Packet<Bytes<'a>>;
+
 /// Where a datagram comes from.
 #[derive(Clone, Copy)]
 pub(crate) enum Origin<'a> {
@@ -27,6 +37,14 @@ pub(crate) enum Origin<'a> {
     /// This device's own transmit path, during a pass: it has no ICRC to check, and its QP
     /// joins the sending pass's [`Woken`].
     Loopback(&'a Woken),
+}
+
+/// The packet of a received datagram, decoded from the headers at the start of its
+/// payload; its payload left where it lies. `None` if it does not decode.
+pub(crate) fn parse<'a>(view: &RxView<'a>) -> Option<RxPacket<'a>> {
+    let pkt = Packet::parse_head(view.head(), view.payload_len()).ok()?;
+    let payload = view.bytes(pkt.payload.clone())?;
+    Some(pkt.with_payload(payload))
 }
 
 /// The QPN of a valid packet and whether it is a request.
@@ -44,19 +62,32 @@ fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
         _ => return None,
     };
     // The stage that takes it parses it whole.
-    let (bth, _) = Packet::peek(view.payload).ok()?;
+    let (bth, _) = Packet::peek_head(view.head(), view.payload_len()).ok()?;
     if matches!(origin, Origin::Wire) {
-        icrc::verify(&KernelCrc, &net, view.payload).ok()?;
+        // After the headers, the bytes may lie in fragments: the CRC runs over them there.
+        let icrc_at = view.payload_len().checked_sub(ICRC_LEN)?;
+        let mut stored = [0u8; ICRC_LEN];
+        view.bytes(icrc_at..view.payload_len())?
+            .read(&mut stored)
+            .ok()?;
+        let rest = |crc| view.crc32_le(crc, BTH_LEN..icrc_at);
+        icrc::verify_parts(&KernelCrc, &net, view.head(), rest, &stored).ok()?;
     }
     Some((bth.dest_qpn, bth.opcode.is_request()))
 }
 
 /// Takes one received datagram for device `dev`.
 pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>) {
-    if skb.linearize().is_err() {
+    let data = dev.data();
+    // The headers must be linear (with up to `MAX_HEADER_LEN` bytes, less theirs, of the
+    // payload); the payload may stay in fragments (a NIC's pages, or a sender's on this
+    // host), to be copied once, to its destination. A loopback packet's headers are
+    // linear already: the transmit path wrote them there.
+    let wire = matches!(origin, Origin::Wire);
+    if wire && skb.pull_transport(UDP_HDR_LEN + MAX_HEADER_LEN).is_err() {
+        data.count(Counter::RcvdBadPkt);
         return;
     }
-    let data = dev.data();
     let Some((qpn, request)) = classify(&skb, origin) else {
         data.count(Counter::RcvdBadPkt);
         return;
@@ -70,6 +101,9 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         return;
     };
     data.count(Counter::RcvdPkts);
+    if !skb.is_linear() {
+        data.count(Counter::RcvdPaged);
+    }
     let woken = match origin {
         Origin::Wire => None,
         Origin::Loopback(woken) => Some(woken),

@@ -32,7 +32,7 @@ use crate::{
     qp::{Inner, QpShared, BUDGET},
     queue::FromClient,
     sgl,
-    tx::{self, TxError},
+    tx::{self, Sender, TxError},
     wqe::{self, SendWqe, Shape, SEND_SIGNALED},
 };
 
@@ -103,9 +103,13 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
         dma_len: len,
     });
     // A request lost here is asked for again at a later timeout (`ask_on_timeout`).
-    match tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
-        Ok::<(), MemError>(())
-    }) {
+    let s = Sender {
+        dev: p.dev,
+        link: p.link,
+        owner: tx,
+        path: &p.inner.path,
+    };
+    match tx::send(s, &hdr, 0, |_| Ok::<(), MemError>(())) {
         Ok(()) => p.count(Counter::RdmaSends),
         Err(_) => p.count(Counter::SendErr),
     }
@@ -568,15 +572,13 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         offset: seg.offset,
         len: seg.payload_len as usize,
     };
-    let res = tx::send_from(
+    let s = Sender {
         dev,
         link,
-        tx,
-        &cur.path,
-        &hdr,
-        seg.payload_len as usize,
-        &payload,
-    );
+        owner: tx,
+        path: &cur.path,
+    };
+    let res = tx::send_from(s, &hdr, seg.payload_len as usize, &payload);
     match res {
         Ok(()) => {
             if matches!(

@@ -13,7 +13,7 @@ use crate::{
         net::skb::SkBuff,
         rdma::types::{NetworkType, WcFlags},
     },
-    mem::{self, AtomicOp, MemError, MemRef},
+    mem::{self, AtomicOp, Bytes, MemError, MemRef},
     pass::Pass,
     proto::{
         aeth::{Aeth, NakCode, Syndrome},
@@ -23,7 +23,7 @@ use crate::{
         grh::{UdGrh, UD_GRH_LEN},
         mtu::Mtu,
         opcode::{HeaderSet, Opcode, Operation},
-        packet::{Headers, Packet},
+        packet::Headers,
         psn::Psn,
         responder::{
             abandon_message, check_access, check_atomic_alignment, check_atomic_write,
@@ -35,7 +35,9 @@ use crate::{
         verbs::{Access, WcOpcode, WcStatus},
     },
     qp::{Inner, QpShared, BUDGET},
-    sgl, tx,
+    recv::{self, RxPacket},
+    sgl,
+    tx::{self, Sender},
     wqe::read_recv,
 };
 
@@ -95,7 +97,7 @@ fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
     let Some(view) = skb.rx_view() else {
         return false;
     };
-    let Ok(pkt) = Packet::parse(view.payload) else {
+    let Some(pkt) = recv::parse(&view) else {
         return false;
     };
     let psn = pkt.psn();
@@ -145,9 +147,13 @@ fn transmit(p: &Pass<'_>, opcode: Opcode, psn: Psn, aeth: Aeth, atomic_ack: Opti
     let mut hdr = Headers::new(bth(p.inner, opcode, psn));
     hdr.aeth = Some(aeth);
     hdr.atomic_ack = atomic_ack;
-    let _ = tx::send(p.dev, p.link, tx, &p.inner.path, &hdr, 0, |_| {
-        Ok::<(), ()>(())
-    });
+    let s = Sender {
+        dev: p.dev,
+        link: p.link,
+        owner: tx,
+        path: &p.inner.path,
+    };
+    let _ = tx::send(s, &hdr, 0, |_| Ok::<(), ()>(()));
 }
 
 /// Sends an acknowledge (or NAK) with `syndrome` for `psn`.
@@ -197,19 +203,19 @@ fn send_read_response(p: &mut Pass<'_>) {
     let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_ref(), inner.tx.as_ref()) else {
         return;
     };
-    let res = tx::send(
-        p.dev,
-        p.link,
-        tx,
-        &inner.path,
-        &hdr,
-        seg.payload_len as usize,
-        |buf| match reading.mem.as_ref() {
+    let s = Sender {
+        dev: p.dev,
+        link: p.link,
+        owner: tx,
+        path: &inner.path,
+    };
+    let res = tx::send(s, &hdr, seg.payload_len as usize, |buf| {
+        match reading.mem.as_ref() {
             Some(mem) => mem.read(va, buf),
             None if buf.is_empty() => Ok(()),
             None => Err(MemError::Range),
-        },
-    );
+        }
+    });
     match res {
         Ok(()) => p.count(Counter::RdmaSends),
         Err(tx::TxError::Fill(_)) => {
@@ -362,7 +368,7 @@ fn remote_mem(
 }
 
 /// Handles a duplicate RC request.
-fn duplicate(p: &mut Pass<'_>, pkt: &Packet<'_>) {
+fn duplicate(p: &mut Pass<'_>, pkt: &RxPacket<'_>) {
     p.count(Counter::DuplicateRequest);
     let psn = pkt.psn();
     let resp = &p.inner.eng.resp;
@@ -421,7 +427,7 @@ fn recv_len(inner: &Inner) -> u64 {
 
 /// Checks a request's PSN; handles a duplicate or out-of-sequence one. Returns whether it
 /// is processed.
-fn in_sequence(p: &mut Pass<'_>, pkt: &Packet<'_>) -> bool {
+fn in_sequence(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> bool {
     let resp = &mut p.inner.eng.resp;
     match check_psn(
         p.qp.qp_type,
@@ -444,7 +450,7 @@ fn in_sequence(p: &mut Pass<'_>, pkt: &Packet<'_>) -> bool {
 
 /// The checks of a request in sequence before it executes: opcode sequence, access, a
 /// receive WQE, resources and lengths.
-fn check(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn check(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let qp = p.qp;
     let op = pkt.opcode();
     match check_op_seq(qp.qp_type, p.inner.eng.resp.prev, op) {
@@ -484,7 +490,7 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
     let Some(view) = skb.rx_view() else {
         return false;
     };
-    let Ok(pkt) = Packet::parse(view.payload) else {
+    let Some(pkt) = recv::parse(&view) else {
         return false;
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) || !in_sequence(p, &pkt) {
@@ -518,7 +524,7 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
 }
 
 /// Executes a request that passed the checks.
-fn execute(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), RespError> {
+fn execute(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), RespError> {
     match pkt.opcode().operation() {
         Operation::Send => execute_send(p, pkt, ip),
         Operation::Write => execute_write(p, pkt),
@@ -532,7 +538,7 @@ fn execute(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), RespErro
 
 /// A SEND: its payload goes to the receive WQE held (after the network header for a
 /// datagram).
-fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), RespError> {
+fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), RespError> {
     let qp = p.qp;
     let d = p.dev.data();
     let mut wc = Cqe {
@@ -547,7 +553,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
     if qp.qp_type.is_datagram() {
         // The network header goes first.
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
-        sgl::write(d, qp.owner(), sges, 0, &grh.area).map_err(mem_err_local)?;
+        sgl::write(d, qp.owner(), sges, 0, Bytes::Slice(&grh.area)).map_err(mem_err_local)?;
         r.offset = UD_GRH_LEN;
         wc.wc_flags |= WcFlags::GRH.bits();
         wc.network_hdr_type = if grh.ipv4 {
@@ -573,7 +579,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &Packet<'_>, ip: &[u8]) -> Result<(), Res
 }
 
 /// An RDMA WRITE packet: its first resolves the memory, each writes its payload.
-fn execute_write(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     if let Some(reth) = pkt.hdr.reth {
         let mem = remote_mem(p, reth.rkey, reth.va, reth.dma_len, Access::REMOTE_WRITE)
             .map_err(|_| RespError::RkeyViolation)?;
@@ -610,7 +616,7 @@ fn execute_write(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
 
 /// An RDMA READ request: saved as a resource, answered by the read responses that
 /// [`send_read_response`] sends.
-fn execute_read(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn execute_read(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
     let mem = remote_mem(p, reth.rkey, reth.va, reth.dma_len, Access::REMOTE_READ)
         .map_err(|_| RespError::RkeyViolation)?;
@@ -645,7 +651,7 @@ fn one_packet_done(p: &mut Pass<'_>, kind: ResKind, psn: Psn) {
 }
 
 /// A compare-and-swap or fetch-and-add: executed, saved, answered with the original value.
-fn execute_atomic(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn execute_atomic(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let a = pkt.hdr.atomic_eth.ok_or(RespError::Length)?;
     check_atomic_alignment(a.va)?;
     let mem = remote_mem(p, a.rkey, a.va, 8, Access::REMOTE_ATOMIC)
@@ -671,7 +677,7 @@ fn execute_atomic(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
 }
 
 /// An ATOMIC WRITE: the 8 bytes written at once, answered with an empty read response.
-fn execute_atomic_write(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn execute_atomic_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
     check_atomic_write(reth.dma_len, pkt.payload.len() as u32, pkt.hdr.bth.pad)?;
     check_atomic_alignment(reth.va)?;
@@ -680,7 +686,8 @@ fn execute_atomic_write(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespEr
         .flatten()
         .ok_or(RespError::RkeyViolation)?;
     let mut v = [0u8; 8];
-    v.copy_from_slice(pkt.payload.get(..8).ok_or(RespError::Length)?);
+    let value = pkt.payload.get(0..8).ok_or(RespError::Length)?;
+    value.read(&mut v).map_err(|_| RespError::Length)?;
     mem.atomic(reth.va, AtomicOp::Write(u64::from_ne_bytes(v)))
         .map_err(|_| RespError::RkeyViolation)?;
     let psn = pkt.psn();
@@ -691,7 +698,7 @@ fn execute_atomic_write(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespEr
 
 /// A FLUSH: its key and rights checked (memory is coherent here: nothing to write back),
 /// answered with an empty read response.
-fn execute_flush(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
+fn execute_flush(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
     // The key is checked even for 0 bytes (C9-88 spares READ and WRITE only), the range
     // unless the FLUSH is of the whole MR (as rxe's `check_rkey`).
@@ -712,7 +719,7 @@ fn execute_flush(p: &mut Pass<'_>, pkt: &Packet<'_>) -> Result<(), RespError> {
 
 /// The end of a SEND or RDMA WRITE packet's processing: immediate data, invalidation, the
 /// MSN at a message's end, and the receive completion.
-fn finish_message(p: &mut Pass<'_>, pkt: &Packet<'_>, mut wc: Cqe) -> Result<(), RespError> {
+fn finish_message(p: &mut Pass<'_>, pkt: &RxPacket<'_>, mut wc: Cqe) -> Result<(), RespError> {
     let op = pkt.opcode();
     if op.has_immediate() {
         if let Some(imm) = pkt.hdr.immdt {

@@ -5,7 +5,7 @@
 
 use crate::{
     device::RrxeDev,
-    mem::{resolve, MemError, Owner, PagePiece},
+    mem::{resolve, Bytes, MemError, Owner, PagePiece},
     proto::verbs::Access,
     wqe::Sge,
 };
@@ -90,7 +90,7 @@ pub(crate) fn write(
     who: Owner,
     sges: &[Sge],
     offset: u64,
-    src: &[u8],
+    src: Bytes<'_>,
 ) -> Result<(), MemError> {
     walk(sges, offset, src.len(), |sge, off, range| {
         let n = range.len() as u64;

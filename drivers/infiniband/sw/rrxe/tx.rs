@@ -5,11 +5,12 @@
 //! receive path, which queues it at its QP and wakes that QP for the sender's caller to
 //! run ([`Woken`]).
 //!
-//! With the module parameter `zero_copy` on, a request's payload of [`ZERO_COPY_MIN`]
-//! bytes or more in a client's registered memory goes to a device that does scatter-gather
-//! by reference ([`send_from`]): the skb holds the headers, then the pages of the payload
-//! (each with a page reference), then the pad and ICRC in a trailer fragment; the device
-//! reads the payload when it sends it.
+//! With the module parameter `zero_copy` on (the default), a request's payload in a
+//! client's registered memory goes by reference ([`send_from`]), if it is long enough, to
+//! this device itself or to a device that does scatter-gather: the skb holds the headers,
+//! then the pages of the payload (each with a page reference), then the pad and ICRC in a
+//! trailer fragment; the device reads the payload when it sends it, or the receive path
+//! when it copies it to its destination (so a packet to this host moves its data once).
 
 use crate::{
     counters::Counter,
@@ -40,9 +41,14 @@ use kernel::prelude::*;
 /// Hop limit when the address vector has none.
 const DEFAULT_TTL: u8 = 64;
 
-/// Payloads at least this long go by reference to their pages where they can; below it a
-/// copy costs less than the page references and the trailer fragment.
+/// Payloads at least this long go by reference to their pages to this device itself;
+/// below it a copy costs less than the page references and the trailer fragment.
 const ZERO_COPY_MIN: usize = 1024;
+
+/// The same through a net device, where the ICRC is computed over the pages piece by piece
+/// (and, over a veth pair, checked so by the receiver): packets of 1 KiB went 3 % slower
+/// by reference than copied on a veth pair, packets of 4 KiB 4 % faster.
+const ZERO_COPY_MIN_WIRE: usize = 2048;
 
 /// What a pass sends through: the QPs its loopback packets wake, and the route memo of its
 /// net device (the route of its last packet, which its next ones to the same addresses
@@ -151,50 +157,76 @@ pub(crate) trait Payload {
     fn pieces(&self, take: impl FnMut(PagePiece) -> bool) -> Result<bool, Self::Error>;
 }
 
-/// Sends one packet with headers `hdr` and `payload_len` bytes of `payload` through
-/// `link`, as [`send`] does, but by reference to the payload's pages (zero-copy) if the
-/// module parameter `zero_copy` is on and the payload is [`ZERO_COPY_MIN`] bytes or more,
-/// goes to another host through a device that does scatter-gather and lies in pinned user
-/// pages; otherwise (or if it needs more fragments than an skb has) copied.
+/// A packet's way out: the device that sends it, the pass's egress, the owner its skb
+/// counts in (skbs in flight), and its path.
+#[derive(Clone, Copy)]
+pub(crate) struct Sender<'a> {
+    pub(crate) dev: &'a Device<RrxeDev>,
+    pub(crate) link: Egress<'a>,
+    pub(crate) owner: &'a TxOwner<TxWake>,
+    pub(crate) path: &'a Path,
+}
+
+impl Sender<'_> {
+    /// Whether the path leads back to this device (its packets never leave memory).
+    fn loops_back(&self) -> bool {
+        self.path.av.dmac == self.link.ndev().mac()
+    }
+
+    /// Hands a built datagram to the receive path of this device. It carries no ICRC (the
+    /// receive path is told not to check it).
+    fn loop_back(&self, skb: TxSkb) -> Result<(), ()> {
+        let skb = skb
+            .loopback(self.link.ndev(), &self.path.flow, |_, _, _| {})
+            .map_err(|_| ())?;
+        recv::process(self.dev, skb, Origin::Loopback(self.link.woken));
+        Ok(())
+    }
+}
+
+/// The network headers of a datagram of `family` for its ICRC.
+fn net_headers<'a>(family: Family, ip: &'a [u8], udp: &'a [u8]) -> NetHeaders<'a> {
+    match family {
+        Family::V6 => NetHeaders::Ipv6 { ip, udp },
+        Family::V4 => NetHeaders::Ipv4 { ip, udp },
+    }
+}
+
+/// Sends one packet with headers `hdr` and `payload_len` bytes of `payload` through `s`,
+/// as [`send`] does, but by reference to the payload's pages (zero-copy) if the module
+/// parameter `zero_copy` is on and the payload lies in pinned user pages and goes to this
+/// device itself ([`ZERO_COPY_MIN`] bytes or more) or through a net device that does
+/// scatter-gather ([`ZERO_COPY_MIN_WIRE`] or more); otherwise (or if it needs more
+/// fragments than an skb has) copied.
 pub(crate) fn send_from<P: Payload>(
-    dev: &Device<RrxeDev>,
-    link: Egress<'_>,
-    owner: &TxOwner<TxWake>,
-    path: &Path,
+    s: Sender<'_>,
     hdr: &Headers,
     payload_len: usize,
     payload: &P,
 ) -> Result<(), TxError<P::Error>> {
-    let ndev = link.ndev();
-    if payload_len >= ZERO_COPY_MIN
-        && param::zero_copy()
-        && payload.paged()
-        && path.av.dmac != ndev.mac()
-        && ndev.can_sg()
-        && send_pages(dev, link, owner, path, hdr, payload_len, payload)?
-    {
-        return Ok(());
+    if payload_len >= ZERO_COPY_MIN && param::zero_copy() && payload.paged() {
+        let by_ref =
+            s.loops_back() || (payload_len >= ZERO_COPY_MIN_WIRE && s.link.ndev().can_sg());
+        if by_ref && send_pages(s, hdr, payload_len, payload)? {
+            return Ok(());
+        }
     }
-    send(dev, link, owner, path, hdr, payload_len, |buf| {
-        payload.copy(buf)
-    })
+    send(s, hdr, payload_len, |buf| payload.copy(buf))
 }
 
 /// The zero-copy part of [`send_from`]: `false` if the payload cannot go by reference
 /// (nothing sent; also if the trailer cannot be allocated: the copy may still be).
 fn send_pages<P: Payload>(
-    dev: &Device<RrxeDev>,
-    link: Egress<'_>,
-    owner: &TxOwner<TxWake>,
-    path: &Path,
+    s: Sender<'_>,
     hdr: &Headers,
     payload_len: usize,
     payload: &P,
 ) -> Result<bool, TxError<P::Error>> {
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
-    let flow = &path.flow;
+    let flow = &s.path.flow;
     let family = flow.addrs.family();
-    let mut skb = TxSkb::alloc(link.ndev(), family, layout.header_len).map_err(|_| TxError::Net)?;
+    let mut skb =
+        TxSkb::alloc(s.link.ndev(), family, layout.header_len).map_err(|_| TxError::Net)?;
     hdr.write_head(payload_len, skb.payload_mut())
         .map_err(|_| TxError::Net)?;
     if !payload
@@ -207,17 +239,19 @@ fn send_pages<P: Payload>(
         skb.discard();
         return Ok(false);
     }
-    skb.set_owner(owner).map_err(|_| TxError::Net)?;
-    dev.data().count(Counter::SentPkts);
-    dev.data().count(Counter::SentZeroCopy);
+    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
+    let data = s.dev.data();
+    data.count(Counter::SentPkts);
+    data.count(Counter::SentZeroCopy);
+    if s.loops_back() {
+        s.loop_back(skb).map_err(|()| TxError::Net)?;
+        return Ok(true);
+    }
     let pad = layout.pad;
     let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
-        let net = match family {
-            Family::V6 => NetHeaders::Ipv6 { ip, udp },
-            Family::V4 => NetHeaders::Ipv4 { ip, udp },
-        };
         // The headers are the ones just built: this cannot fail.
-        let Ok(mut crc) = Icrc::begin(&KernelCrc, &net, body.head()) else {
+        let Ok(mut crc) = Icrc::begin(&KernelCrc, &net_headers(family, ip, udp), body.head())
+        else {
             return;
         };
         crc.update(body.head().get(BTH_LEN..).unwrap_or_default());
@@ -230,54 +264,39 @@ fn send_pages<P: Payload>(
             }
         }
     };
-    skb.send(link.memo, flow, finish)
+    skb.send(s.link.memo, flow, finish)
         .map_err(|_| TxError::Net)?;
     Ok(true)
 }
 
 /// Sends one packet with headers `hdr` and `payload_len` payload bytes that `fill` writes
-/// through `link`; it counts in `owner`'s skbs in flight.
+/// through `s`.
 pub(crate) fn send<E>(
-    dev: &Device<RrxeDev>,
-    link: Egress<'_>,
-    owner: &TxOwner<TxWake>,
-    path: &Path,
+    s: Sender<'_>,
     hdr: &Headers,
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
-    let ndev = link.ndev();
     let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
-    let flow = &path.flow;
-    let v6 = matches!(flow.addrs, IpAddrs::V6 { .. });
-    let family = if v6 { Family::V6 } else { Family::V4 };
-    let mut skb = TxSkb::alloc(ndev, family, layout.total_len).map_err(|_| TxError::Net)?;
-    skb.set_owner(owner).map_err(|_| TxError::Net)?;
+    let flow = &s.path.flow;
+    let family = flow.addrs.family();
+    let mut skb =
+        TxSkb::alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
+    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
     {
         let buf = skb.payload_mut();
         hdr.write(payload_len, buf).map_err(|_| TxError::Net)?;
         let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
         fill(payload).map_err(TxError::Fill)?;
     }
-    let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
-        let net = if v6 {
-            NetHeaders::Ipv6 { ip, udp }
-        } else {
-            NetHeaders::Ipv4 { ip, udp }
-        };
-        // The headers are the ones just built: this cannot fail.
-        let _ = icrc::generate(&KernelCrc, &net, body.head());
-    };
-    dev.data().count(Counter::SentPkts);
-    if path.av.dmac == ndev.mac() {
-        // Addressed to this device: the packet never leaves memory, so it carries no
-        // ICRC (the receive path is told not to check it).
-        let skb = skb
-            .loopback(ndev, flow, |_, _, _| {})
-            .map_err(|_| TxError::Net)?;
-        recv::process(dev, skb, Origin::Loopback(link.woken));
-        Ok(())
-    } else {
-        skb.send(link.memo, flow, finish).map_err(|_| TxError::Net)
+    s.dev.data().count(Counter::SentPkts);
+    if s.loops_back() {
+        return s.loop_back(skb).map_err(|()| TxError::Net);
     }
+    let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
+        // The headers are the ones just built: this cannot fail.
+        let _ = icrc::generate(&KernelCrc, &net_headers(family, ip, udp), body.head());
+    };
+    skb.send(s.link.memo, flow, finish)
+        .map_err(|_| TxError::Net)
 }

@@ -4,7 +4,9 @@
 
 use std::cmp::Ordering;
 
-use rrxe_proto::proto::opcode::{HeaderSet, Opcode, Operation, Position, Transport};
+use rrxe_proto::proto::opcode::{
+    HeaderSet, Opcode, Operation, Position, Transport, MAX_HEADER_LEN,
+};
 use rrxe_proto::proto::psn::{Psn, PSN_MASK};
 use rrxe_proto::proto::ProtoError;
 
@@ -59,6 +61,10 @@ fn table_matches_rxe_lengths() {
         assert_eq!(op.to_u8(), byte);
         assert_eq!(op.header_len(), len, "{op:?}");
     }
+    // The atomic requests: BTH and AtomicETH.
+    let longest = RXE_LENGTHS.iter().map(|&(_, len)| len).max();
+    assert_eq!(Some(MAX_HEADER_LEN), longest);
+    assert_eq!(MAX_HEADER_LEN, 40);
 }
 
 #[test]

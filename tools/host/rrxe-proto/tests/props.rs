@@ -10,11 +10,11 @@ use rrxe_proto::proto::atomic::{AtomicAckEth, AtomicEth};
 use rrxe_proto::proto::bth::Bth;
 use rrxe_proto::proto::deth::Deth;
 use rrxe_proto::proto::flush::Feth;
-use rrxe_proto::proto::icrc::{self, NetHeaders};
+use rrxe_proto::proto::icrc::{self, Crc32, NetHeaders};
 use rrxe_proto::proto::ieth::Ieth;
 use rrxe_proto::proto::immdt::ImmDt;
 use rrxe_proto::proto::mtu::Mtu;
-use rrxe_proto::proto::opcode::{HeaderSet, Opcode};
+use rrxe_proto::proto::opcode::{HeaderSet, Opcode, MAX_HEADER_LEN};
 use rrxe_proto::proto::packet::{encode, pad_len, Headers, Packet};
 use rrxe_proto::proto::psn::{Psn, PSN_MASK};
 use rrxe_proto::proto::requester::{packets_for, Segment, Segmenter};
@@ -149,6 +149,27 @@ fn peek_agrees(buf: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `Packet::parse_head` of the first `cut` bytes of `buf` never disagrees with
+/// `Packet::parse` of all of it: what it accepts, `parse` accepts with the same headers and
+/// the payload where it says; and with at least `MAX_HEADER_LEN` bytes (or all of a shorter
+/// packet) it gives exactly `parse`'s result.
+fn head_agrees(buf: &[u8], cut: usize) -> Result<(), TestCaseError> {
+    let head = &buf[..cut.min(buf.len())];
+    let whole = Packet::parse(buf);
+    match Packet::parse_head(head, buf.len()) {
+        Ok(p) => {
+            let q = whole.map_err(|e| TestCaseError::fail(format!("parse: {e:?}")))?;
+            prop_assert_eq!(p.hdr, q.hdr);
+            prop_assert_eq!(&buf[p.payload], q.payload);
+        }
+        Err(e) if head.len() >= MAX_HEADER_LEN.min(buf.len()) => {
+            prop_assert_eq!(Err(e), whole.map(|_| ()));
+        }
+        Err(_) => {}
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -229,6 +250,32 @@ proptest! {
         peek_agrees(&bytes)?;
     }
 
+    /// `parse_head` of any first bytes agrees with `parse`, on arbitrary bytes behind a
+    /// known opcode.
+    #[test]
+    fn parse_head_agrees_with_parse(op in opcode(), cut in 0usize..130,
+                                    mut bytes in prop::collection::vec(any::<u8>(), 0..120)) {
+        if let Some(b) = bytes.get_mut(0) {
+            *b = op.to_u8();
+        }
+        if let Some(b) = bytes.get_mut(1) {
+            *b &= 0xf0;
+        }
+        head_agrees(&bytes, cut)?;
+    }
+
+    /// The same on valid packets of every opcode, cut anywhere.
+    #[test]
+    fn parse_head_agrees_on_packets((h, payload) in packet(), cut in 0usize..4200) {
+        let mut buf = vec![0u8; 4200];
+        let lay = encode(&h, &payload, &mut buf).unwrap();
+        buf.truncate(lay.total_len);
+        prop_assert!(Packet::parse(&buf).is_ok());
+        head_agrees(&buf, cut)?;
+        head_agrees(&buf, lay.header_len)?;
+        prop_assert!(Packet::parse_head(&buf[..lay.header_len], buf.len()).is_ok());
+    }
+
     /// The same on valid packets with one header byte replaced: what the extension headers
     /// hold, where a check of content (not length) would show.
     #[test]
@@ -287,6 +334,32 @@ proptest! {
             pkt[i] ^= 1 << bit;
             prop_assert_eq!(icrc::verify(&TableCrc32, &net, pkt), Err(ProtoError::BadIcrc));
         }
+    }
+
+    /// The ICRC checked in parts (the head, the rest continued in two pieces split
+    /// anywhere, the trailer), as a receiver of a paged packet does, gives `verify`'s result.
+    #[test]
+    fn icrc_verify_parts((h, payload) in packet(), ip in ipv4(), udp in any::<[u8; 8]>(),
+                         cut in any::<prop::sample::Index>(),
+                         flip in any::<prop::sample::Index>(), bit in 0u8..8) {
+        let mut buf = vec![0u8; 4200];
+        let lay = encode(&h, &payload, &mut buf).unwrap();
+        let pkt = &mut buf[..lay.total_len];
+        let net = NetHeaders::Ipv4 { ip: &ip, udp: &udp };
+        icrc::generate(&TableCrc32, &net, pkt).unwrap();
+        let i = flip.index(pkt.len());
+        if i != 4 {
+            pkt[i] ^= 1 << bit;
+        }
+        let icrc_at = lay.total_len - 4;
+        let mid = 12 + cut.index(icrc_at - 12 + 1);
+        let (rest, stored) = pkt.split_at(icrc_at);
+        let parts = icrc::verify_parts(&TableCrc32, &net, &pkt[..12], |c| {
+            let c = TableCrc32.update(c, &rest[12..mid]);
+            TableCrc32.update(c, &rest[mid..])
+        }, stored);
+        prop_assert_eq!(parts, icrc::verify(&TableCrc32, &net, pkt));
+        prop_assert_eq!(parts.is_ok(), i == 4);
     }
 
     #[test]

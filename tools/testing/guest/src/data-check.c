@@ -76,17 +76,6 @@ static int timeouts_in_row, case_timed_out;
 static uint64_t next_wr_id = 1;
 static int corrupt_case; /* -X N: flip a byte of case N's result before comparing */
 
-/* A diagnostic line of the current case; returns 1 (an error count). */
-__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tap_vnote("  ", fmt, ap);
-	va_end(ap);
-	return 1;
-}
-
 static void recover(void);
 static int ud_connect(struct side *s);
 
@@ -128,7 +117,7 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 	for (;;) {
 		n = ibv_poll_cq(cq, 1, wc);
 		if (n < 0)
-			return bad("%s: ibv_poll_cq failed (%d)", what, n);
+			return tap_diag("%s: ibv_poll_cq failed (%d)", what, n);
 		if (n == 1)
 			return 0;
 		if (++spins < 200) {
@@ -138,9 +127,9 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 		usleep(50);
 		if (case_timed_out || now_s() > end) {
 			if (case_timed_out)
-				return bad("%s: no completion either", what);
+				return tap_diag("%s: no completion either", what);
 			case_timed_out = 1;
-			return bad("%s: no completion within %.0f s", what, wc_timeout);
+			return tap_diag("%s: no completion within %.0f s", what, wc_timeout);
 		}
 	}
 }
@@ -165,29 +154,29 @@ static int expect_wc(struct ibv_cq *cq, const struct exp_wc *e, const char *what
 	if (poll_one(cq, &wc, what))
 		return 1;
 	if (wc.status != IBV_WC_SUCCESS)
-		return bad("%s: status %s (%d), vendor_err %u, wr_id %llu opcode %d", what,
-			   ibv_wc_status_str(wc.status), wc.status, wc.vendor_err,
-			   (unsigned long long)wc.wr_id, wc.opcode);
+		return tap_diag("%s: status %s (%d), vendor_err %u, wr_id %llu opcode %d", what,
+				ibv_wc_status_str(wc.status), wc.status, wc.vendor_err,
+				(unsigned long long)wc.wr_id, wc.opcode);
 	if (wc.wr_id != e->wr_id)
-		errs += bad("%s: wr_id %llu, expected %llu", what, (unsigned long long)wc.wr_id,
-			    (unsigned long long)e->wr_id);
+		errs += tap_diag("%s: wr_id %llu, expected %llu", what, (unsigned long long)wc.wr_id,
+				 (unsigned long long)e->wr_id);
 	if (wc.opcode != e->opcode)
-		errs += bad("%s: opcode %d, expected %d", what, wc.opcode, e->opcode);
+		errs += tap_diag("%s: opcode %d, expected %d", what, wc.opcode, e->opcode);
 	if (e->check_len && wc.byte_len != e->byte_len)
-		errs += bad("%s: byte_len %u, expected %u", what, wc.byte_len, e->byte_len);
+		errs += tap_diag("%s: byte_len %u, expected %u", what, wc.byte_len, e->byte_len);
 	if (wc.qp_num != e->qp_num)
-		errs += bad("%s: qp_num %u, expected %u", what, wc.qp_num, e->qp_num);
+		errs += tap_diag("%s: qp_num %u, expected %u", what, wc.qp_num, e->qp_num);
 	has_imm = !!(wc.wc_flags & IBV_WC_WITH_IMM);
 	if (e->imm >= 0 && has_imm != e->imm)
-		errs += bad("%s: IBV_WC_WITH_IMM is %s", what, has_imm ? "set" : "clear");
+		errs += tap_diag("%s: IBV_WC_WITH_IMM is %s", what, has_imm ? "set" : "clear");
 	if (e->imm > 0 && has_imm && wc.imm_data != e->imm_data)
-		errs += bad("%s: imm_data 0x%08x, expected 0x%08x", what, ntohl(wc.imm_data),
-			    ntohl(e->imm_data));
+		errs += tap_diag("%s: imm_data 0x%08x, expected 0x%08x", what, ntohl(wc.imm_data),
+				 ntohl(e->imm_data));
 	if (e->src_qp) {
 		if (wc.src_qp != e->src_qp)
-			errs += bad("%s: src_qp %u, expected %u", what, wc.src_qp, e->src_qp);
+			errs += tap_diag("%s: src_qp %u, expected %u", what, wc.src_qp, e->src_qp);
 		if (!(wc.wc_flags & IBV_WC_GRH))
-			errs += bad("%s: IBV_WC_GRH is clear", what);
+			errs += tap_diag("%s: IBV_WC_GRH is clear", what);
 	}
 	return errs;
 }
@@ -206,8 +195,8 @@ static int compare(uint8_t *got, const uint8_t *want, size_t len, const char *wh
 	for (i = 0; i < len; i++)
 		if (got[i] != want[i] && !n++)
 			first = i;
-	return bad("%s: %zu of %zu bytes differ, the first at offset %zu (0x%02x, expected 0x%02x)",
-		   what, n, len, first, got[first], want[first]);
+	return tap_diag("%s: %zu of %zu bytes differ, the first at offset %zu (0x%02x, expected 0x%02x)",
+			what, n, len, first, got[first], want[first]);
 }
 
 /* Bytes in [FROM, TO) of BUF must still be CANARY. */
@@ -217,8 +206,8 @@ static int check_canary(const uint8_t *buf, size_t from, size_t to, const char *
 
 	for (i = from; i < to; i++)
 		if (buf[i] != CANARY)
-			return bad("%s: byte at buffer offset %zu outside the target was overwritten "
-				   "(0x%02x)", what, i, buf[i]);
+			return tap_diag("%s: byte at buffer offset %zu outside the target was overwritten "
+					"(0x%02x)", what, i, buf[i]);
 	return 0;
 }
 
@@ -299,7 +288,7 @@ static int post_send(struct side *s, struct ibv_send_wr *wr)
 	struct ibv_send_wr *badwr;
 	int err = ibv_post_send(s->qp, wr, &badwr);
 
-	return err ? bad("ibv_post_send on %s: %s", s->name, strerror(err)) : 0;
+	return err ? tap_diag("ibv_post_send on %s: %s", s->name, strerror(err)) : 0;
 }
 
 static int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge, int n)
@@ -307,7 +296,7 @@ static int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge, int
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = n }, *badwr;
 	int err = ibv_post_recv(qp, &wr, &badwr);
 
-	return err ? bad("ibv_post_recv: %s", strerror(err)) : 0;
+	return err ? tap_diag("ibv_post_recv: %s", strerror(err)) : 0;
 }
 
 static uint32_t rand_imm(void)
@@ -336,7 +325,7 @@ static int set_source(struct side *s, struct ibv_send_wr *wr, struct ibv_sge *sg
 	}
 	*ibuf = malloc(len + 1);
 	if (!*ibuf)
-		return bad("out of memory");
+		return tap_diag("out of memory");
 	fill_random(*ibuf, len);
 	memcpy(exp_buf, *ibuf, len);
 	sge->addr = (uintptr_t)*ibuf;
@@ -744,16 +733,16 @@ static int atomics(struct side *s, struct side *d, int kind, int batches)
 		for (i = 0; i < 16; i++) {
 			memcpy(&got, &res[i], 8);
 			if (got != expect[i])
-				errs += bad("batch %d op %d: returned original 0x%016llx, expected "
-					    "0x%016llx", b, i, (unsigned long long)got,
-					    (unsigned long long)expect[i]);
+				errs += tap_diag("batch %d op %d: returned original 0x%016llx, expected "
+						 "0x%016llx", b, i, (unsigned long long)got,
+						 (unsigned long long)expect[i]);
 		}
 		errs += check_canary((uint8_t *)res, 16 * 8, 16 * 8 + GUARD, "atomic result buffer");
 	}
 	for (i = 0; i < ATOM_SLOTS && !errs; i++)
 		if (target[i] != model[i])
-			errs += bad("final memory: slot %d is 0x%016llx, expected 0x%016llx", i,
-				    (unsigned long long)target[i], (unsigned long long)model[i]);
+			errs += tap_diag("final memory: slot %d is 0x%016llx, expected 0x%016llx", i,
+					 (unsigned long long)target[i], (unsigned long long)model[i]);
 	return errs;
 }
 
@@ -831,13 +820,13 @@ static int ud_send(struct side *s, struct side *d, uint32_t len, int ns, int nr,
 	dg = d->dev->gid.raw;
 	if (!memcmp(sg, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
 		if (grh[20] >> 4 != 4)
-			errs += bad("GRH area: byte 20 is 0x%02x, not an IPv4 header", grh[20]);
+			errs += tap_diag("GRH area: byte 20 is 0x%02x, not an IPv4 header", grh[20]);
 		else if (memcmp(grh + 32, sg + 12, 4) || memcmp(grh + 36, dg + 12, 4))
-			errs += bad("GRH area: IPv4 source/destination %u.%u.%u.%u/%u.%u.%u.%u, "
-				    "expected %u.%u.%u.%u/%u.%u.%u.%u",
-				    grh[32], grh[33], grh[34], grh[35], grh[36], grh[37], grh[38],
-				    grh[39], sg[12], sg[13], sg[14], sg[15], dg[12], dg[13], dg[14],
-				    dg[15]);
+			errs += tap_diag("GRH area: IPv4 source/destination %u.%u.%u.%u/%u.%u.%u.%u, "
+					 "expected %u.%u.%u.%u/%u.%u.%u.%u",
+					 grh[32], grh[33], grh[34], grh[35], grh[36], grh[37], grh[38],
+					 grh[39], sg[12], sg[13], sg[14], sg[15], dg[12], dg[13], dg[14],
+					 dg[15]);
 	}
 	errs += check_canary(d->buf, 0, GUARD, "receive buffer");
 	if (nr > 1)
@@ -949,20 +938,20 @@ static int side_init(struct side *s, uint32_t *got_inline)
 {
 	s->buf = aligned_alloc(4096, BUF_SIZE);
 	if (!s->buf)
-		return bad("%s: out of memory", s->name);
+		return tap_diag("%s: out of memory", s->name);
 	memset(s->buf, 0, BUF_SIZE);
 	s->mr = ibv_reg_mr(s->dev->pd, s->buf, BUF_SIZE,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!s->mr)
-		return bad("%s: ibv_reg_mr: %s", s->name, strerror(errno));
+		return tap_diag("%s: ibv_reg_mr: %s", s->name, strerror(errno));
 	s->scq = ibv_create_cq(s->dev->ctx, CQ_DEPTH, NULL, NULL, 0);
 	s->rcq = ibv_create_cq(s->dev->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!s->scq || !s->rcq)
-		return bad("%s: ibv_create_cq: %s", s->name, strerror(errno));
+		return tap_diag("%s: ibv_create_cq: %s", s->name, strerror(errno));
 	s->qp = new_qp_inline(s, IBV_QPT_RC, got_inline);
 	if (!s->qp)
-		return bad("%s: ibv_create_qp: %s", s->name, strerror(errno));
+		return tap_diag("%s: ibv_create_qp: %s", s->name, strerror(errno));
 	s->psn = rng32() & 0xffffff;
 	return 0;
 }
@@ -982,7 +971,7 @@ static int rc_connect(struct side *s, struct side *d)
 	const char *step;
 	int err = connect_rc_qp(s->qp, &c, &step);
 
-	return err ? bad("%s: modify to %s: %s", s->name, step, strerror(err)) : 0;
+	return err ? tap_diag("%s: modify to %s: %s", s->name, step, strerror(err)) : 0;
 }
 
 static int ud_connect(struct side *s)
@@ -997,17 +986,17 @@ static int ud_connect(struct side *s)
 	err = ibv_modify_qp(s->qp, &a,
 			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
 	if (err)
-		return bad("%s: modify to INIT: %s", s->name, strerror(err));
+		return tap_diag("%s: modify to INIT: %s", s->name, strerror(err));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	err = ibv_modify_qp(s->qp, &a, IBV_QP_STATE);
 	if (err)
-		return bad("%s: modify to RTR: %s", s->name, strerror(err));
+		return tap_diag("%s: modify to RTR: %s", s->name, strerror(err));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = s->psn;
 	err = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	if (err)
-		return bad("%s: modify to RTS: %s", s->name, strerror(err));
+		return tap_diag("%s: modify to RTS: %s", s->name, strerror(err));
 	return 0;
 }
 
@@ -1057,14 +1046,14 @@ static int check_rts(struct side *s, struct side *d)
 	int err = ibv_query_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_PATH_MTU, &ia);
 
 	if (err)
-		return bad("%s: ibv_query_qp: %s", s->name, strerror(err));
+		return tap_diag("%s: ibv_query_qp: %s", s->name, strerror(err));
 	if (a.qp_state != IBV_QPS_RTS)
-		return bad("%s: state %d after the RTS transition", s->name, a.qp_state);
+		return tap_diag("%s: state %d after the RTS transition", s->name, a.qp_state);
 	if (a.dest_qp_num != d->qp->qp_num)
-		return bad("%s: dest_qp_num %u, expected %u", s->name, a.dest_qp_num,
-			   d->qp->qp_num);
+		return tap_diag("%s: dest_qp_num %u, expected %u", s->name, a.dest_qp_num,
+				d->qp->qp_num);
 	if (a.path_mtu != path_mtu)
-		return bad("%s: path_mtu %d, expected %d", s->name, a.path_mtu, path_mtu);
+		return tap_diag("%s: path_mtu %d, expected %d", s->name, a.path_mtu, path_mtu);
 	return 0;
 }
 

@@ -86,6 +86,17 @@ __attribute__((format(printf, 1, 2))) static inline void note(const char *fmt, .
 	va_end(ap);
 }
 
+/* An indented comment line saying what went wrong; returns 1 (an error count). */
+__attribute__((format(printf, 1, 2))) static inline int tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vnote("  ", fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
 /* The plan and a summary line; returns the exit status: 1 if a test failed. */
 static inline int tap_done(void)
 {

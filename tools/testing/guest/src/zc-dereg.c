@@ -14,8 +14,9 @@
  * queued), checks that the WRITE has not completed yet (its packets still wait), then
  * deregisters the source MR, unmaps the buffer and fills newly mapped memory of four
  * times its size with another byte (so that freed pages are reused at once), and only
- * then waits for the WRITE's completion. The packets carry references to the pages they send: the WRITE
- * must complete successfully and B's memory must hold the pattern. Had the pages gone
+ * then waits for the WRITE's completion. The packets carry references to the pages
+ * they send: the WRITE must complete successfully and B's memory must hold the pattern.
+ * Had the pages gone
  * with the mapping, the packets would carry other bytes (dropped for their ICRC, and the
  * retry fails: local protection error) or, on the debug kernel, KASAN would report their
  * read. DEV_A's sent_zero_copy counter must grow (the test is about packets sent by
@@ -42,17 +43,6 @@ struct end {
 };
 
 static uint32_t mtu_bytes;
-
-/* A diagnostic line of the current round; returns 1. */
-__attribute__((format(printf, 1, 2))) static int bad_line(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tap_vnote("  ", fmt, ap);
-	va_end(ap);
-	return 1;
-}
 
 static int open_end(struct end *e)
 {
@@ -111,7 +101,7 @@ static int wait_zero_copy(const struct end *a, long long want, int n)
 		usleep(1000);
 	if (v >= want)
 		return 0;
-	return bad_line("round %d: sent_zero_copy %lld, %lld expected: not sent by reference", n,
+	return tap_diag("round %d: sent_zero_copy %lld, %lld expected: not sent by reference", n,
 			v, want);
 }
 
@@ -135,23 +125,23 @@ static int round_trip(struct end *a, uint8_t *dst, struct ibv_mr *dst_mr, uint8_
 
 	src = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (src == MAP_FAILED)
-		return bad_line("round %d: mmap: %s", n, strerror(errno));
+		return tap_diag("round %d: mmap: %s", n, strerror(errno));
 	fill_random(exp, size);
 	memcpy(src, exp, size);
 	memset(dst, 0, size);
 	mr = ibv_reg_mr(a->pd, src, size, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
-		return bad_line("round %d: ibv_reg_mr: %s", n, strerror(errno));
+		return tap_diag("round %d: ibv_reg_mr: %s", n, strerror(errno));
 	sge = (struct ibv_sge){ .addr = (uintptr_t)src, .length = (uint32_t)size,
 				.lkey = mr->lkey };
 	if (ibv_post_send(a->qp, &wr, &bad))
-		return bad_line("round %d: ibv_post_send: %s", n, strerror(errno));
+		return tap_diag("round %d: ibv_post_send: %s", n, strerror(errno));
 	if (wait_zero_copy(a, zc + (long long)((size + mtu_bytes - 1) / mtu_bytes), n))
 		return 1;
 	if (ibv_poll_cq(a->cq, 1, &wc))
-		return bad_line("round %d: the WRITE completed before its source went", n);
+		return tap_diag("round %d: the WRITE completed before its source went", n);
 	if (ibv_dereg_mr(mr))
-		return bad_line("round %d: ibv_dereg_mr: %s", n, strerror(errno));
+		return tap_diag("round %d: ibv_dereg_mr: %s", n, strerror(errno));
 	munmap(src, size);
 	hog = mmap(NULL, 4 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (hog != MAP_FAILED)
@@ -160,21 +150,21 @@ static int round_trip(struct end *a, uint8_t *dst, struct ibv_mr *dst_mr, uint8_
 	while (!got && now_s() < end) {
 		got = ibv_poll_cq(a->cq, 1, &wc);
 		if (got < 0)
-			return bad_line("round %d: ibv_poll_cq failed", n);
+			return tap_diag("round %d: ibv_poll_cq failed", n);
 		if (!got)
 			usleep(1000);
 	}
 	if (hog != MAP_FAILED)
 		munmap(hog, 4 * size);
 	if (!got)
-		return bad_line("round %d: no completion within %.0f s", n, 30 * time_scale());
+		return tap_diag("round %d: no completion within %.0f s", n, 30 * time_scale());
 	if (wc.status != IBV_WC_SUCCESS)
-		return bad_line("round %d: WRITE completed with status %d (%s)", n, wc.status,
+		return tap_diag("round %d: WRITE completed with status %d (%s)", n, wc.status,
 				ibv_wc_status_str(wc.status));
 	for (i = 0; i < size && dst[i] == exp[i]; i++)
 		;
 	if (i < size)
-		return bad_line("round %d: byte %zu is 0x%02x, not 0x%02x", n, i, dst[i], exp[i]);
+		return tap_diag("round %d: byte %zu is 0x%02x, not 0x%02x", n, i, dst[i], exp[i]);
 	return 0;
 }
 

@@ -98,7 +98,7 @@ pub fn from_peer(ip: &[u8], udp: &[u8], sgid: &[u8; 16], dgid: &[u8; 16]) -> boo
 
 /// Checks a packet received for a QP with `keys`, in rxe's order: transport, addresses,
 /// P_Key, Q_Key.
-pub fn admit(keys: &QpKeys, ip: &[u8], udp: &[u8], pkt: &Packet<'_>) -> Result<(), Refusal> {
+pub fn admit<P>(keys: &QpKeys, ip: &[u8], udp: &[u8], pkt: &Packet<P>) -> Result<(), Refusal> {
     if pkt.opcode().transport() != keys.qp_type.transport() {
         return Err(Refusal::Transport);
     }

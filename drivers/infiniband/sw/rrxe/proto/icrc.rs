@@ -198,8 +198,23 @@ pub fn generate<C: Crc32 + ?Sized>(engine: &C, net: &NetHeaders<'_>, pkt: &mut [
 
 /// Checks the ICRC stored in the last four bytes of the whole packet `pkt`.
 pub fn verify<C: Crc32 + ?Sized>(engine: &C, net: &NetHeaders<'_>, pkt: &[u8]) -> Result<()> {
-    let (_, stored) = split(pkt)?;
-    if stored == to_wire(compute(engine, net, pkt)?).as_slice() {
+    let (rest, stored) = split(pkt)?;
+    verify_parts(engine, net, pkt, |crc| engine.update(crc, rest), stored)
+}
+
+/// Checks the ICRC of a packet that is not in one slice: `head` holds its first bytes,
+/// at least the BTH; `rest` continues a CRC over the bytes after the BTH up to the ICRC
+/// (as [`Icrc::extend`]); `stored` is the ICRC as received.
+pub fn verify_parts<C: Crc32 + ?Sized>(
+    engine: &C,
+    net: &NetHeaders<'_>,
+    head: &[u8],
+    rest: impl FnOnce(u32) -> u32,
+    stored: &[u8],
+) -> Result<()> {
+    let mut icrc = Icrc::begin(engine, net, head)?;
+    icrc.extend(rest);
+    if stored == to_wire(icrc.finish()).as_slice() {
         Ok(())
     } else {
         Err(ProtoError::BadIcrc)

@@ -216,6 +216,20 @@ pub enum Opcode {
     UdSendOnlyImm = 0x65,
 }
 
+/// The longest BTH and extension headers of any opcode: a receiver that has this many
+/// bytes of a packet (or all of it, if shorter) can decode its headers.
+pub const MAX_HEADER_LEN: usize = {
+    let (mut max, mut i) = (0, 0);
+    while i < Opcode::ALL.len() {
+        let len = Opcode::ALL[i].header_len();
+        if len > max {
+            max = len;
+        }
+        i += 1;
+    }
+    max
+};
+
 /// An opcode's operation, position in its message and extension headers.
 type Shape = (Operation, Position, HeaderSet);
 

@@ -7,10 +7,11 @@
 //! ```
 //!
 //! [`Packet::parse`] decodes a received UDP payload without copying it: the headers become
-//! small values, the payload a borrowed slice. [`Headers::write`] lays out a packet to be sent
-//! and writes its headers; the caller then fills the payload in place (from a memory region or
-//! inline data) and computes the ICRC (see the `icrc` module). [`encode`] does both steps for
-//! a payload held in one slice.
+//! small values, the payload a borrowed slice; [`Packet::parse_head`] decodes one of which
+//! the receiver holds only the first bytes in a slice, its payload as offsets.
+//! [`Headers::write`] lays out a packet to be sent and writes its headers; the caller then
+//! fills the payload in place (from a memory region or inline data) and computes the ICRC
+//! (see the `icrc` module). [`encode`] does both steps for a payload held in one slice.
 
 use core::ops::Range;
 
@@ -297,16 +298,18 @@ fn tail_mut(buf: &mut [u8], off: usize) -> Result<&mut [u8]> {
     buf.get_mut(off..).ok_or(ProtoError::BufferTooSmall)
 }
 
-/// A decoded packet: headers by value, payload borrowed from the receive buffer.
+/// A decoded packet: headers by value and its payload (without pad and ICRC) as `P`: a
+/// slice of the receive buffer ([`Packet::parse`]), or where the payload lies in the packet
+/// ([`Packet::parse_head`]), for a receiver that does not hold the packet in one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Packet<'a> {
+pub struct Packet<P> {
     /// The headers.
     pub hdr: Headers,
     /// The payload, without pad and ICRC.
-    pub payload: &'a [u8],
+    pub payload: P,
 }
 
-impl<'a> Packet<'a> {
+impl<'a> Packet<&'a [u8]> {
     /// Decodes a whole packet: `buf` is the UDP payload, from the BTH through the ICRC.
     ///
     /// Checks that the opcode is known, the version is 0, the buffer holds the headers, the
@@ -315,23 +318,45 @@ impl<'a> Packet<'a> {
     /// this) and that the payload is at most [`MAX_PAYLOAD`]. The ICRC itself is checked by
     /// the `icrc` module, which needs the IP and UDP headers too; the path MTU of the QP by
     /// the responder or completer.
-    pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>> {
-        let (bth, payload) = Self::peek(buf)?;
-        let hdr = Headers::parse_ext(bth, buf)?;
-        Ok(Packet { hdr, payload })
+    pub fn parse(buf: &'a [u8]) -> Result<Self> {
+        let pkt = Packet::parse_head(buf, buf.len())?;
+        let payload = buf.get(pkt.payload.clone()).ok_or(ProtoError::Truncated)?;
+        Ok(pkt.with_payload(payload))
     }
 
     /// Checks `buf` as [`Packet::parse`] does, with the same result, but decodes only the
     /// BTH: it and the payload. The receive path's first look at a packet (its QP, request
     /// or response), before the stage that takes it parses it whole.
     pub fn peek(buf: &'a [u8]) -> Result<(Bth, &'a [u8])> {
-        let bth = checked_bth(buf)?;
+        let (bth, payload) = Packet::peek_head(buf, buf.len())?;
+        Ok((bth, buf.get(payload).ok_or(ProtoError::Truncated)?))
+    }
+}
+
+impl Packet<Range<usize>> {
+    /// Decodes a packet of `len` bytes (the UDP payload, from the BTH through the ICRC) of
+    /// which `head` holds the first ones, at least the headers: the headers, and the
+    /// payload's offsets in the packet. The checks and the result of [`Packet::parse`] of
+    /// the whole packet; `Truncated` also when `head` does not hold the headers.
+    pub fn parse_head(head: &[u8], len: usize) -> Result<Self> {
+        let (bth, payload) = Self::peek_head(head, len)?;
+        let hdr = Headers::parse_ext(bth, head)?;
+        Ok(Packet { hdr, payload })
+    }
+
+    /// Checks a packet as [`Packet::parse_head`] does but decodes only the BTH (as
+    /// [`Packet::peek`]), so `head` need hold only the BTH: the same result when it holds
+    /// the extension headers too.
+    pub fn peek_head(head: &[u8], len: usize) -> Result<(Bth, Range<usize>)> {
+        let head = head
+            .get(..len.min(head.len()))
+            .ok_or(ProtoError::Truncated)?;
+        let bth = checked_bth(head)?;
         let opcode = bth.opcode;
         let header_len = opcode.header_len();
         // The extension headers lie in the `header_len` bytes, so this length check is
         // theirs too (they check nothing else).
-        let body = buf
-            .len()
+        let body = len
             .checked_sub(header_len + ICRC_LEN)
             .ok_or(ProtoError::Truncated)?;
         let payload_len = body
@@ -347,12 +372,11 @@ impl<'a> Packet<'a> {
         if payload_len > MAX_PAYLOAD {
             return Err(ProtoError::PayloadTooLong);
         }
-        let payload = buf
-            .get(header_len..header_len + payload_len)
-            .ok_or(ProtoError::Truncated)?;
-        Ok((bth, payload))
+        Ok((bth, header_len..header_len + payload_len))
     }
+}
 
+impl<P> Packet<P> {
     /// The opcode.
     pub const fn opcode(&self) -> Opcode {
         self.hdr.bth.opcode
@@ -361,6 +385,14 @@ impl<'a> Packet<'a> {
     /// The PSN.
     pub const fn psn(&self) -> Psn {
         self.hdr.bth.psn
+    }
+
+    /// The same headers with `payload`.
+    pub fn with_payload<Q>(self, payload: Q) -> Packet<Q> {
+        Packet {
+            hdr: self.hdr,
+            payload,
+        }
     }
 }
 
