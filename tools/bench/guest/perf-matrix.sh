@@ -303,19 +303,14 @@ READY_OFFSET=10000
 # fails (STEP_ERR says why), rather than pair one provider's server with another's client.
 STEP_ERR=''
 peer_ready() {
-	local end=$(($(date +%s) + $1)) got
+	local st=0
 	[ -z "$STEP_ERR" ] || return 1
-	while [ "$(date +%s)" -lt "$end" ]; do
-		if got=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" && read -r -t 4 l <&3 && echo "$l"' \
-			- "$RRXE_PEER_IP" "$2" 2>/dev/null); then
-			[ "$got" = "$3" ] && return 0
-			STEP_ERR="the VMs are out of step: the server VM runs '$got', this one '$3'"
-			note guest "$STEP_ERR"
-			return 1
-		fi
-		sleep 0.2
-	done
-	return 1
+	peer_tag "$1" "$2" "$3" || st=$?
+	if [ "$st" = 2 ]; then
+		STEP_ERR="the VMs are out of step: the server VM runs '$PEER_GOT', this one '$3'"
+		note guest "$STEP_ERR"
+	fi
+	[ "$st" = 0 ]
 }
 
 # dump_logs FLOWS: the last lines of both sides of every flow, for a failed run.

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest side of `make bench-profile` (tools/bench/profile; vm-run --provider rxe
-# --share-out DIR, one VM): for each provider and perftest point, perftest in loopback
-# (server and client on one device, as `make bench`) while Debian's perf samples the whole
-# guest: `perf record -e cpu-clock -a -g`, then `perf script` while the provider's module
-# is still loaded, so that its symbols resolve from /proc/kallsyms.
+# --share-out DIR): for each provider and perftest point, perftest while Debian's perf
+# samples the whole guest: `perf record -e cpu-clock -a -g`, then `perf script` while the
+# provider's module is still loaded, so that its symbols resolve from /proc/kallsyms.
+# One VM (role single): perftest in loopback, server and client on one device, as `make
+# bench`. Two VMs (vm-run --vms 2, PROFILE_VMS=2): the server VM runs perftest's server,
+# the client VM its client to the server VM's address, and each VM samples itself.
 #
 # Usage: profile.sh SECS "PROVIDER..." "TEST:SIZE..."
 #   SECS: how long perf samples each run; TEST one of ib_write_bw, ib_read_bw, ib_send_bw
@@ -16,7 +18,8 @@
 # process, perftest's included. perftest is the guest image's copy of the host's binary,
 # at the same path, so perf resolves its symbols from the host's file.
 #
-# Results, per run P-TEST-SIZE in $RRXE_OUT (the host's directory, vm-run --share-out):
+# Results, per run P-TEST-SIZE in $RRXE_OUT (the host's directory, vm-run --share-out;
+# with two VMs in its subdirectory of the VM's role, server/ or client/):
 #   P-TEST-SIZE.script  perf script -F comm,pid,tid,cpu,time,ip,sym,dso
 #   P-TEST-SIZE.log     perf's messages
 #   P-TEST-SIZE.env     key=value lines (perftest's result, perf's command, failures),
@@ -30,6 +33,11 @@ secs=$1
 read -r -a providers <<<"$2"
 read -r -a points <<<"$3"
 out=${RRXE_OUT:?run with vm-run --share-out}
+role=${RRXE_ROLE:-single}
+[ "$role" = single ] || out=$out/$role
+mkdir -p "$out"
+own_log=/tmp/cli.log # the log of the perftest side that says what went wrong here
+[ "$role" != server ] || own_log=/tmp/srv.log
 
 # Progress to the kernel log (printk lines are never split by other console output);
 # colons dropped, so that nothing looks like a kernel problem report to vm-run.
@@ -73,33 +81,63 @@ use_provider() {
 	gid=$(gid_index "$dev")
 }
 
-# start_traffic TEST SIZE: perftest server and client (127.0.0.1) on $dev for $dur s,
-# each bounded; sets SPID and CPID. Fails if the server does not listen within 30 s or the
-# client has exited after $lead s (perftest could not calibrate its cycle counter on a
-# busy vCPU, or the driver failed): retried twice, as a calibration failure is chance.
+# start_traffic TEST SIZE: perftest's server and client (one VM: both, to 127.0.0.1; two
+# VMs: the server VM's server, the client VM's client to it) on $dev for $dur s, each
+# bounded; sets SPID and CPID (the ones this VM runs). Fails if the server does not listen
+# within 30 s or the client has exited after $lead s (perftest could not calibrate its
+# cycle counter on a busy vCPU, or the driver failed): retried twice, as a calibration
+# failure is chance. Two VMs: the server VM says its server listens by accepting a TCP
+# connection on the port + READY_OFFSET (and sending the run's tag, which the client VM
+# checks), and returns once the client VM has connected there; the client VM waits for
+# that, up to a minute (the server VM may still be finishing the run before). Both then
+# wait $lead s, so that the two sample the same seconds of traffic. A try that fails on
+# one side fails on both: the server's time limit ends it, and the next try's port is
+# the same on both sides.
 start_traffic() {
-	local t=$1 size=$2 try i
+	local t=$1 size=$2 try i tag
+	SPID='' CPID=''
 	for try in 1 2 3; do
 		port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
-		timeout -k 5 $((dur + 30)) "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" \
-			-D "$dur" >/tmp/srv.log 2>&1 &
-		SPID=$!
-		for ((i = 0; i < 300; i++)); do
-			tcp_listening "$port" && break
-			kill -0 "$SPID" 2>/dev/null || break
-			sleep 0.1
-		done
-		timeout -k 5 $((dur + 30)) "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" \
-			-D "$dur" 127.0.0.1 >/tmp/cli.log 2>&1 &
-		CPID=$!
-		sleep "$lead"
-		kill -0 "$CPID" 2>/dev/null && return 0
-		kill "$SPID" 2>/dev/null || :
-		wait "$CPID" "$SPID" 2>/dev/null || :
-		say "$t $size try $try the client exited early - $(tail -n 1 /tmp/cli.log)"
+		tag="$cur $t $size $port"
+		if [ "$role" != client ]; then
+			timeout -k 5 $((dur + 30)) "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" \
+				-D "$dur" >/tmp/srv.log 2>&1 &
+			SPID=$!
+			for ((i = 0; i < 300; i++)); do
+				tcp_listening "$port" && break
+				kill -0 "$SPID" 2>/dev/null || break
+				sleep 0.1
+			done
+		fi
+		if [ "$role" = server ]; then
+			tcp_listening "$port" &&
+				printf '%s\n' "$tag" | timeout 60 busybox nc -l -p $((port + READY_OFFSET)) \
+					>/dev/null 2>&1 && sleep "$lead" && kill -0 "$SPID" 2>/dev/null && return 0
+		else
+			local to=127.0.0.1
+			if [ "$role" = client ]; then
+				to=$RRXE_PEER_IP
+				if ! peer_tag 60 $((port + READY_OFFSET)) "$tag"; then
+					[ -z "$PEER_GOT" ] ||
+						say "the VMs are out of step - the server VM runs '$PEER_GOT', this one '$tag'"
+					continue
+				fi
+			fi
+			timeout -k 5 $((dur + 30)) "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" \
+				-D "$dur" "$to" >/tmp/cli.log 2>&1 &
+			CPID=$!
+			sleep "$lead"
+			kill -0 "$CPID" 2>/dev/null && return 0
+		fi
+		[ -z "$SPID" ] || kill "$SPID" 2>/dev/null || :
+		wait $CPID $SPID 2>/dev/null || :
+		say "$t $size try $try failed - $(tail -n 1 /tmp/cli.log /tmp/srv.log 2>/dev/null | tr '\n' ' ')"
 	done
 	return 1
 }
+
+# Two VMs: the port offset of the server VM's "listening" answer (see start_traffic).
+READY_OFFSET=10000
 
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
@@ -124,6 +162,8 @@ profile() {
 		"kernel=$(uname -r)" "kernel_flavour=${RRXE_KERNEL:-unknown}" "perf_cmd=$perf_rec"
 		"perftest_secs=$dur")
 	rm -f "$out/$name.env" "$out/$name.script" "$log"
+	: >/tmp/cli.log
+	: >/tmp/srv.log
 	if ! use_provider "$p"; then
 		say "$name no device - $DEV_ERR"
 		printf '%s\n' "${env[@]}" "perftest=skipped" "error=no $p device ($DEV_ERR)" \
@@ -147,25 +187,28 @@ profile() {
 		perf_ctl stop || kill "$ppid" 2>/dev/null || :
 		wait "$ppid" || :
 		printf '%s\n' "${env[@]}" "perftest=fail" \
-			"error=perftest did not start - $(first_error /tmp/cli.log)" >"$out/$name.env"
+			"error=perftest did not start - $(first_error "$own_log")" >"$out/$name.env"
 		return 0
 	fi
 	if ! { perf_ctl enable && sleep "$secs" && perf_ctl disable; }; then
 		st=1
 		echo "profile: perf did not answer its control FIFO" >>"$log"
 	fi
-	# Did perftest run through the whole sampling window?
-	! kill -0 "$CPID" 2>/dev/null || covered=yes
+	# Did perftest run through the whole sampling window (the side this VM runs)?
+	! kill -0 "${CPID:-$SPID}" 2>/dev/null || covered=yes
 	perf_ctl stop || { kill "$ppid" 2>/dev/null || :; st=1; }
 	wait "$ppid" || st=$?
 	say "$name perf record status $st ($(grep -o 'wrote [0-9.]* MB' "$log" || :))," \
 		"perftest still running at the end $covered"
-	wait "$CPID" || cst=$?
-	wait "$SPID" || sst=$?
-	env+=("perf_status=$st" "covered=$covered")
+	[ -z "$CPID" ] || wait "$CPID" || cst=$?
+	[ -z "$SPID" ] || wait "$SPID" || sst=$?
+	env+=("perf_status=$st" "covered=$covered" "role=$role")
 	row=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' /tmp/cli.log)
 	read -r -a c <<<"$row"
-	if [ "$cst" = 0 ] && [ "$sst" = 0 ] && [[ $t == *_bw ]] && [ "${#c[@]}" -ge 5 ]; then
+	if [ "$role" = server ]; then
+		# perftest's figures are the client's (the client VM's profile of this run).
+		env+=("perftest=served" "perftest_err=server rc $sst; the client VM has the figures")
+	elif [ "$cst" = 0 ] && [ "$sst" = 0 ] && [[ $t == *_bw ]] && [ "${#c[@]}" -ge 5 ]; then
 		# bytes iterations peak average msgrate
 		env+=("perftest=ok" "bw_avg=${c[3]}" "msgrate=${c[4]}")
 	elif [ "$cst" = 0 ] && [ "$sst" = 0 ] && [[ $t == *_lat ]] && [ "${#c[@]}" -ge 4 ]; then

@@ -251,6 +251,23 @@ kmsg_mark() {
 	echo "$m"
 }
 
+# peer_tag SECS PORT TAG: on the client VM of two, waits up to SECS for the server VM to
+# accept a TCP connection on PORT and send a line: 0 if the line is TAG, 2 if it is
+# another (kept in PEER_GOT: the VMs are out of step), 1 if none came.
+peer_tag() {
+	local end=$(($(date +%s) + $1))
+	PEER_GOT=
+	while [ "$(date +%s)" -lt "$end" ]; do
+		if PEER_GOT=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" && read -r -t 4 l <&3 &&
+			echo "$l"' - "$RRXE_PEER_IP" "$2" 2>/dev/null); then
+			[ "$PEER_GOT" = "$3" ] && return 0
+			return 2
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
 # peer_ctl REQUEST...: a kernel log line, so that it reaches the console, and vm-run, whole.
 peer_ctl() {
 	echo "RRXE-CTL $*" >/dev/kmsg
