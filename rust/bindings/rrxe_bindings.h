@@ -2,7 +2,6 @@
 /*
  * Headers rrxe's bindings are generated from (see Kbuild).
  */
-#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/vmalloc.h>
@@ -19,6 +18,7 @@
 
 #include "rrxe_helpers.h"
 #include "mem.h"
+#include "crc.h"
 #include "net.h"
 #include "sched.h"
 #include "rxe_alias.h"

@@ -2,7 +2,6 @@
 /*
  * C helpers for rrxe, net area (see net.h).
  */
-#include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -12,6 +11,7 @@
 #include <net/route.h>
 #include <net/sock.h>
 
+#include "crc.h"
 #include "net.h"
 
 void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *layout)
@@ -58,13 +58,14 @@ int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len)
 }
 
 /*
- * Continues the CRC-32 @crc (crc32_le) over the @len bytes at @offset from skb->data of
- * @skb, wherever they lie (linear part, fragments, fragment list), in one pass in order
- * (skb_seq_read; __skb_checksum would combine a CRC per fragment, crc32_le_shift, which
- * costs more than the CRC of a fragment). The range must lie within skb->len (else
- * @crc, unchanged, and a warning).
+ * Continues the CRC-32 @crc (crc32_le, computed with @tfm: crc.c) over the @len bytes at
+ * @offset from skb->data of @skb, wherever they lie (linear part, fragments, fragment
+ * list), in one pass in order (skb_seq_read; __skb_checksum would combine a CRC per
+ * fragment, crc32_le_shift, which costs more than the CRC of a fragment). The range must
+ * lie within skb->len (else @crc, unchanged, and a warning).
  */
-u32 rrxe_helper_skb_crc32_le(const struct sk_buff *skb, int offset, int len, u32 crc)
+u32 rrxe_helper_skb_crc32(struct crypto_shash *tfm, const struct sk_buff *skb, int offset,
+			  int len, u32 crc)
 {
 	struct skb_seq_state st;
 	unsigned int done = 0, n;
@@ -77,7 +78,7 @@ u32 rrxe_helper_skb_crc32_le(const struct sk_buff *skb, int offset, int len, u32
 	while (done < len && (n = skb_seq_read(done, &data, &st)) != 0) {
 		/* A block may run past the end asked for. */
 		n = min_t(unsigned int, n, len - done);
-		crc = crc32_le(crc, data, n);
+		crc = rrxe_helper_crc32_update(tfm, crc, data, n);
 		done += n;
 	}
 	skb_abort_seq_read(&st);

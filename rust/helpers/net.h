@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 
+struct crypto_shash;
 struct dst_entry;
 struct net;
 struct net_device;
@@ -39,7 +40,8 @@ struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
 void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol);
 int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len);
-u32 rrxe_helper_skb_crc32_le(const struct sk_buff *skb, int offset, int len, u32 crc);
+u32 rrxe_helper_skb_crc32(struct crypto_shash *tfm, const struct sk_buff *skb, int offset,
+			  int len, u32 crc);
 int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct page *page,
 				 size_t off, size_t len);
 struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb);

@@ -4,7 +4,10 @@
 //! datagrams (whose payload may lie in fragments: [`SkbBytes`]), and queues of skbs.
 
 use super::device::NetDevice;
-use crate::{bindings, ext::bytes::Bytes};
+use crate::{
+    bindings,
+    ext::{bytes::Bytes, crc::Crc32},
+};
 use core::{mem::ManuallyDrop, ops::Range, ptr::NonNull};
 use kernel::{prelude::*, types::Opaque};
 
@@ -87,13 +90,13 @@ impl<'a> RxView<'a> {
         }))
     }
 
-    /// Continues the CRC-32 `crc` (`crc32_le`) over the UDP payload bytes in `range` (those
+    /// Continues the CRC-32 `crc` with `engine` over the UDP payload bytes in `range` (those
     /// of them that are in the payload).
-    pub fn crc32_le(&self, crc: u32, range: Range<usize>) -> u32 {
+    pub fn crc32(&self, engine: &Crc32, crc: u32, range: Range<usize>) -> u32 {
         let end = range.end.min(self.len);
         let start = range.start.min(end);
         if let Some(s) = self.head.get(start..end) {
-            return crate::ext::crc::crc32_le(crc, s);
+            return engine.update(crc, s);
         }
         let (Ok(at), Ok(len)) = (
             i32::try_from(self.offset + start),
@@ -101,9 +104,9 @@ impl<'a> RxView<'a> {
         ) else {
             return crc;
         };
-        // SAFETY: The skb is valid and only read; the range lies within the payload, so
-        // within `skb->len` (type invariant).
-        unsafe { bindings::skb_crc32_le(self.skb.as_raw(), at, len, crc) }
+        // SAFETY: The transform and the skb are valid, the skb only read; the range lies
+        // within the payload, so within `skb->len` (type invariant).
+        unsafe { bindings::skb_crc32(engine.as_raw(), self.skb.as_raw(), at, len, crc) }
     }
 }
 

@@ -29,7 +29,10 @@ use super::{
     skb::{SkBuff, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     udp_tunnel::Family,
 };
-use crate::{bindings, ext::rdma::device::ModuleRef};
+use crate::{
+    bindings,
+    ext::{crc::Crc32, rdma::device::ModuleRef},
+};
 use core::{
     mem::ManuallyDrop,
     ptr::NonNull,
@@ -147,14 +150,14 @@ impl Body<'_> {
         self.head
     }
 
-    /// Continues the little-endian CRC-32 `crc` (`crc32_le`) over the page pieces, in order.
-    pub fn crc32_le_pages(&self, crc: u32) -> u32 {
+    /// Continues the CRC-32 `crc` with `engine` over the page pieces, in order.
+    pub fn crc32_pages(&self, engine: &Crc32, crc: u32) -> u32 {
         // Both within `u16::MAX` (type invariant).
         let (at, len) = (self.pages_at as i32, self.skb.paged_len as i32);
-        // SAFETY: The skb is valid; the `paged_len` bytes after its linear data are the
-        // pieces, pages we hold references on (type invariant), which the helper maps to
-        // read.
-        unsafe { bindings::skb_crc32_le(self.skb.skb.as_ptr(), at, len, crc) }
+        // SAFETY: The transform and the skb are valid; the `paged_len` bytes after the skb's
+        // linear data are the pieces, pages we hold references on (type invariant), which
+        // the helper maps to read.
+        unsafe { bindings::skb_crc32(engine.as_raw(), self.skb.skb.as_ptr(), at, len, crc) }
     }
 
     /// The trailer, if one was added ([`TxSkb::push_trailer`]).

@@ -7,6 +7,7 @@ use crate::{
     ah::AhTable,
     counters::{Counter, Counters},
     ext::{
+        crc::Crc32,
         net::device::NetDevice,
         rdma::device::{Device, PortEvent},
         workqueue::OwnedQueue,
@@ -54,6 +55,8 @@ pub(crate) struct RrxeDev {
     _net: NetAttachment,
     /// Runs the QPs' work.
     wq: Arc<OwnedQueue>,
+    /// Computes the ICRCs (the crypto API's "crc32", as rxe does).
+    crc: Crc32,
 }
 
 impl RrxeDev {
@@ -76,12 +79,24 @@ impl RrxeDev {
             )?,
             _net: net,
             wq,
+            crc: Crc32::new().inspect_err(|e| {
+                pr_err!(
+                    "{}: no crypto \"crc32\" for the ICRC ({:?})\n",
+                    ndev.name(),
+                    e
+                );
+            })?,
         })
     }
 
     /// The workqueue of the QPs' work items.
     pub(crate) fn wq(&self) -> &Arc<OwnedQueue> {
         &self.wq
+    }
+
+    /// The CRC-32 of the ICRCs.
+    pub(crate) fn crc(&self) -> &Crc32 {
+        &self.crc
     }
 
     /// Counts an event.

@@ -2,13 +2,13 @@
 
 //! The protocol core's ICRC computed with the kernel's CRC-32.
 
-use crate::{ext::crc::crc32_le, proto::icrc::Crc32};
+use crate::{ext::crc::Crc32, proto::icrc};
 
-/// The kernel's `crc32_le` as the ICRC engine.
-pub(crate) struct KernelCrc;
+/// The device's CRC-32 transform ([`Crc32`]) as the ICRC engine.
+pub(crate) struct KernelCrc<'a>(pub(crate) &'a Crc32);
 
-impl Crc32 for KernelCrc {
+impl icrc::Crc32 for KernelCrc<'_> {
     fn update(&self, crc: u32, data: &[u8]) -> u32 {
-        crc32_le(crc, data)
+        self.0.update(crc, data)
     }
 }

@@ -48,7 +48,7 @@ pub(crate) fn parse<'a>(view: &RxView<'a>) -> Option<RxPacket<'a>> {
 }
 
 /// The QPN of a valid packet and whether it is a request.
-fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
+fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -70,8 +70,9 @@ fn classify(skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
         view.bytes(icrc_at..view.payload_len())?
             .read(&mut stored)
             .ok()?;
-        let rest = |crc| view.crc32_le(crc, BTH_LEN..icrc_at);
-        icrc::verify_parts(&KernelCrc, &net, view.head(), rest, &stored).ok()?;
+        let crc32 = data.crc();
+        let rest = |crc| view.crc32(crc32, crc, BTH_LEN..icrc_at);
+        icrc::verify_parts(&KernelCrc(crc32), &net, view.head(), rest, &stored).ok()?;
     }
     Some((bth.dest_qpn, bth.opcode.is_request()))
 }
@@ -88,7 +89,7 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         data.count(Counter::RcvdBadPkt);
         return;
     }
-    let Some((qpn, request)) = classify(&skb, origin) else {
+    let Some((qpn, request)) = classify(data, &skb, origin) else {
         data.count(Counter::RcvdBadPkt);
         return;
     };

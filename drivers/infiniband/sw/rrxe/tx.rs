@@ -248,14 +248,15 @@ fn send_pages<P: Payload>(
         return Ok(true);
     }
     let pad = layout.pad;
+    let crc32 = data.crc();
     let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
         // The headers are the ones just built: this cannot fail.
-        let Ok(mut crc) = Icrc::begin(&KernelCrc, &net_headers(family, ip, udp), body.head())
-        else {
+        let engine = KernelCrc(crc32);
+        let Ok(mut crc) = Icrc::begin(&engine, &net_headers(family, ip, udp), body.head()) else {
             return;
         };
         crc.update(body.head().get(BTH_LEN..).unwrap_or_default());
-        crc.extend(|c| body.crc32_le_pages(c));
+        crc.extend(|c| body.crc32_pages(crc32, c));
         if let Some(trailer) = body.trailer() {
             let (zeros, value) = trailer.split_at_mut(pad.min(trailer.len()));
             crc.update(zeros);
@@ -293,9 +294,10 @@ pub(crate) fn send<E>(
     if s.loops_back() {
         return s.loop_back(skb).map_err(|()| TxError::Net);
     }
+    let engine = KernelCrc(s.dev.data().crc());
     let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
         // The headers are the ones just built: this cannot fail.
-        let _ = icrc::generate(&KernelCrc, &net_headers(family, ip, udp), body.head());
+        let _ = icrc::generate(&engine, &net_headers(family, ip, udp), body.head());
     };
     skb.send(s.link.memo, flow, finish)
         .map_err(|_| TxError::Net)

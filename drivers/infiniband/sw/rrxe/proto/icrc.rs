@@ -19,9 +19,9 @@
 //! tests has the same order. Step 1 is folded into the start value [`SEED`], the CRC of eight
 //! `0xff` bytes from all ones, as rxe does.
 //!
-//! The CRC engine is supplied by the caller through [`Crc32`], so the kernel can use its
-//! `crc32_le` and the host tests a table implementation; the computation is incremental, for
-//! payloads that are not contiguous.
+//! The CRC engine is supplied by the caller through [`Crc32`], so the kernel can use the
+//! crypto API's `"crc32"` (crc32-pclmul where the CPU has it) and the host tests a table
+//! implementation; the computation is incremental, for payloads that are not contiguous.
 
 use super::bth::RESV8A_OFFSET;
 use super::opcode::BTH_LEN;
