@@ -9,14 +9,11 @@
 #include "crc.h"
 
 /*
- * A descriptor of "crc32" on the stack. Its state is the CRC, a u32 (checked when the
- * transform is allocated): SHASH_DESC_ON_STACK's room for any hash is 368 bytes, which
- * the kernel's stack initialisation would zero on every update.
+ * Room for a descriptor of "crc32" on the stack: its state is the CRC, a u32 (checked
+ * when the transform is allocated). SHASH_DESC_ON_STACK's room for any hash, 376 bytes,
+ * would be zeroed on every update by the kernel's stack initialisation.
  */
-struct crc32_desc {
-	struct shash_desc desc;
-	u32 crc;
-};
+#define CRC32_DESC_SIZE (sizeof(struct shash_desc) + sizeof(u32))
 
 /*
  * The crypto API's "crc32" driver of highest priority registered now (loaded as a module
@@ -51,10 +48,13 @@ void rrxe_helper_crc32_free(struct crypto_shash *tfm)
  */
 u32 rrxe_helper_crc32_update(struct crypto_shash *tfm, u32 crc, const u8 *data, size_t len)
 {
-	struct crc32_desc d = { .desc.tfm = tfm, .crc = crc };
+	char buf[CRC32_DESC_SIZE] __aligned(__alignof__(struct shash_desc));
+	struct shash_desc *desc = (struct shash_desc *)buf;
+	u32 *state = shash_desc_ctx(desc);
 
-	BUILD_BUG_ON(offsetof(struct crc32_desc, crc) != offsetof(struct shash_desc, __ctx));
-	if (unlikely(len > UINT_MAX || crypto_shash_update(&d.desc, data, len)))
+	desc->tfm = tfm;
+	*state = crc;
+	if (unlikely(len > UINT_MAX || crypto_shash_update(desc, data, len)))
 		return crc32_le(crc, data, len);
-	return d.crc;
+	return *state;
 }

@@ -291,10 +291,6 @@ pair() {
 	[ "$n" = 1 ] || [ -z "$P_ERR" ] || P_ERR="$P_ERR (of $n flows)"
 }
 
-# Two VMs: the server VM says its servers listen by accepting a TCP connection on the
-# first flow's port plus this.
-READY_OFFSET=10000
-
 # peer_ready SECS PORT TAG: on the client VM, waits (up to SECS) until the server VM
 # accepts a TCP connection on PORT, and checks that the server VM runs the same run: it
 # sends its tag (provider, port, program and arguments), which must be TAG. The two VMs

@@ -69,8 +69,6 @@ perf_run="$perf_rec -D -1 --control fifo:$ctl,$ack -o /tmp/run.data"
 
 declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}
-port=18515
-
 # use_provider P: unload the other driver, load P, create its device (lib.sh's dev_add).
 use_provider() {
 	local p=$1
@@ -86,18 +84,20 @@ use_provider() {
 # bounded; sets SPID and CPID (the ones this VM runs). Fails if the server does not listen
 # within 30 s or the client has exited after $lead s (perftest could not calibrate its
 # cycle counter on a busy vCPU, or the driver failed): retried twice, as a calibration
-# failure is chance. Two VMs: the server VM says its server listens by accepting a TCP
-# connection on the port + READY_OFFSET (and sending the run's tag, which the client VM
-# checks), and returns once the client VM has connected there; the client VM waits for
-# that, up to a minute (the server VM may still be finishing the run before). Both then
-# wait $lead s, so that the two sample the same seconds of traffic. A try that fails on
-# one side fails on both: the server's time limit ends it, and the next try's port is
-# the same on both sides.
+# failure is chance. The port is the run's and the try's (RUN, counted by both VMs alike).
+# Two VMs: the server VM says its server listens by accepting a TCP connection on the port
+# + READY_OFFSET and sending the run's tag, which the client VM checks (up to a minute:
+# the server VM may still be finishing the run before); both then wait $lead s. (A client
+# that dies after the tag leaves the server VM to profile an idle server: its report
+# says "covered", the client VM's that perftest failed.)
+# Once the tags differ the VMs are out of step, and every run after fails (STEP_ERR).
+RUN=0 STEP_ERR=''
 start_traffic() {
 	local t=$1 size=$2 try i tag
 	SPID='' CPID=''
+	[ -z "$STEP_ERR" ] || return 1
 	for try in 1 2 3; do
-		port=$((port + 1)) # a fresh port: a lingering server cannot get in the way
+		port=$((18515 + 3 * RUN + try)) # a fresh port: a lingering server cannot get in the way
 		tag="$cur $t $size $port"
 		if [ "$role" != client ]; then
 			timeout -k 5 $((dur + 30)) "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" \
@@ -110,16 +110,20 @@ start_traffic() {
 			done
 		fi
 		if [ "$role" = server ]; then
-			tcp_listening "$port" &&
-				printf '%s\n' "$tag" | timeout 60 busybox nc -l -p $((port + READY_OFFSET)) \
-					>/dev/null 2>&1 && sleep "$lead" && kill -0 "$SPID" 2>/dev/null && return 0
+			tcp_listening "$port" && printf '%s\n' "$tag" |
+				timeout 60 busybox nc -l -p $((port + READY_OFFSET)) >/dev/null 2>&1 &&
+				sleep "$lead" && kill -0 "$SPID" 2>/dev/null && return 0
 		else
 			local to=127.0.0.1
 			if [ "$role" = client ]; then
 				to=$RRXE_PEER_IP
 				if ! peer_tag 60 $((port + READY_OFFSET)) "$tag"; then
-					[ -z "$PEER_GOT" ] ||
-						say "the VMs are out of step - the server VM runs '$PEER_GOT', this one '$tag'"
+					if [ -n "$PEER_GOT" ]; then
+						STEP_ERR="the server VM runs '$PEER_GOT', this one '$tag'"
+						say "the VMs are out of step - $STEP_ERR"
+						return 1
+					fi
+					say "$t $size try $try - the server VM did not answer"
 					continue
 				fi
 			fi
@@ -127,17 +131,17 @@ start_traffic() {
 				-D "$dur" "$to" >/tmp/cli.log 2>&1 &
 			CPID=$!
 			sleep "$lead"
-			kill -0 "$CPID" 2>/dev/null && return 0
+			if kill -0 "$CPID" 2>/dev/null; then
+				return 0
+			fi
 		fi
 		[ -z "$SPID" ] || kill "$SPID" 2>/dev/null || :
-		wait $CPID $SPID 2>/dev/null || :
-		say "$t $size try $try failed - $(tail -n 1 /tmp/cli.log /tmp/srv.log 2>/dev/null | tr '\n' ' ')"
+		[ -z "$CPID$SPID" ] || wait $CPID $SPID 2>/dev/null || :
+		say "$t $size try $try failed -" \
+			"$(tail -n 1 /tmp/cli.log /tmp/srv.log 2>/dev/null | tr '\n' ' ')"
 	done
 	return 1
 }
-
-# Two VMs: the port offset of the server VM's "listening" answer (see start_traffic).
-READY_OFFSET=10000
 
 # first_error FILE: the line of a perftest log that says what went wrong.
 first_error() {
@@ -249,6 +253,7 @@ for p in "${providers[@]}"; do
 	for pt in "${points[@]}"; do
 		say "$p ${pt%%:*} ${pt#*:} for $secs s"
 		profile "$p" "${pt%%:*}" "${pt#*:}"
+		RUN=$((RUN + 1))
 	done
 done
 say "done"

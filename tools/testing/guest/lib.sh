@@ -251,6 +251,10 @@ kmsg_mark() {
 	echo "$m"
 }
 
+# Two VMs: the server VM says its servers listen by accepting a TCP connection on the
+# first one's port plus this (peer_tag).
+READY_OFFSET=10000
+
 # peer_tag SECS PORT TAG: on the client VM of two, waits up to SECS for the server VM to
 # accept a TCP connection on PORT and send a line: 0 if the line is TAG, 2 if it is
 # another (kept in PEER_GOT: the VMs are out of step), 1 if none came.

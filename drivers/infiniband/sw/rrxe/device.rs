@@ -81,7 +81,7 @@ impl RrxeDev {
             wq,
             crc: Crc32::new().inspect_err(|e| {
                 pr_err!(
-                    "{}: no crypto \"crc32\" for the ICRC ({:?})\n",
+                    "{}: cannot use the crypto API's \"crc32\" for the ICRC ({:?})\n",
                     ndev.name(),
                     e
                 );

@@ -355,10 +355,11 @@ static inline int uverbs_write(struct ibv_context *context, const void *cmd, siz
 }
 
 /*
- * Rings QP's doorbell: the uverbs command POST_SEND with no work requests, as librxe's
- * post_send_db. Returns 0 or an errno.
+ * Rings the doorbell of the QP with HANDLE on CONTEXT: the uverbs command POST_SEND with no
+ * work requests, as librxe's post_send_db (HANDLE may be stale: the kernel must refuse
+ * it). Returns 0 or an errno.
  */
-static inline int doorbell(struct ibv_qp *qp)
+static inline int doorbell_raw(struct ibv_context *context, uint32_t handle)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -370,9 +371,15 @@ static inline int doorbell(struct ibv_qp *qp)
 	c.hdr.in_words = sizeof(c) / 4;
 	c.hdr.out_words = sizeof(resp) / 4;
 	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
+	c.cmd.qp_handle = handle;
 	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	return uverbs_write(qp->context, &c, sizeof(c));
+	return uverbs_write(context, &c, sizeof(c));
+}
+
+/* Rings QP's doorbell (doorbell_raw). Returns 0 or an errno. */
+static inline int doorbell(struct ibv_qp *qp)
+{
+	return doorbell_raw(qp->context, qp->handle);
 }
 
 /*
