@@ -6,13 +6,52 @@
 # run of the C reference driver kept for comparison, `summary` prints every result and
 # ends with "N passed, N failed" (status 1 on any failure). RRXE_CHECK_ONLY=REGEX runs the
 # matching tests only.
+#
+# Sittings: with RRXE_CHECK_RESUME=1 the caller keeps $out, and a run may stop (killed)
+# and start again: a test that passed in an earlier sitting on the same code and kernel
+# is not run again but counted, with its time then. The record is $out/ledger, one line
+# per result: "pass|fail test|ref NAME SECONDS KEY EPOCH", and "sitting KEY EPOCH" per
+# start. A result's key is the commit, with a hash of uncommitted changes if any, and
+# what the caller names with `sitting` (the kernel); results under another key are
+# ignored. `make check-debug` (about 8 hours) is run that way on machines whose sessions
+# are shorter.
 
 passed=0
 failed=0
 failures=()
+test_secs=0
 ref_passed=0
 ref_failures=()
 start_all=$(date +%s)
+
+# code_key: the commit checked out in the caller's directory, with a hash of uncommitted
+# changes to tracked files if there are any; for ledger_key.
+code_key() {
+	local c
+	c=$(git rev-parse --short=12 HEAD 2>/dev/null) || { echo unknown; return; }
+	git diff --quiet HEAD 2>/dev/null || c=$c-dirty-$(git diff HEAD | sha256sum | cut -c1-12)
+	echo "$c"
+}
+
+ledger=$out/ledger
+ledger_key=$(code_key)
+[ -n "${RRXE_CHECK_RESUME:-}" ] || rm -f "$ledger"
+
+# sitting KEY...: start a sitting; KEY is what the results depend on besides the code
+# (the kernel, for one). Called once, before the first test.
+sitting() {
+	ledger_key=$(code_key)${1:+/$(IFS=/; echo "$*")}
+	echo "sitting $ledger_key $start_all" >>"$ledger"
+}
+
+# earlier_pass KIND NAME: the "SECONDS EPOCH" of a pass of the test in an earlier sitting
+# of this run (same key), if resuming and there is one.
+earlier_pass() {
+	[ -n "${RRXE_CHECK_RESUME:-}" ] || return 1
+	awk -v k="$1" -v n="$2" -v key="$ledger_key" \
+		'$1 == "pass" && $2 == k && $3 == n && $5 == key { r = $4 " " $6 } END { if (r == "") exit 1; print r }' \
+		"$ledger"
+}
 
 # t NAME COMMAND...: run one test, log it, record the result.
 t() {
@@ -29,31 +68,45 @@ tref() {
 
 # run_one test|ref NAME COMMAND...
 run_one() {
-	local kind=$1 name=$2 start rc
+	local kind=$1 name=$2 start rc secs earlier
 	shift 2
 	if [ -n "${RRXE_CHECK_ONLY:-}" ] && ! [[ $name =~ $RRXE_CHECK_ONLY ]]; then
 		return 0
 	fi
-	start=$(date +%s)
 	printf '%-40s ' "$name"
+	if earlier=$(earlier_pass "$kind" "$name"); then
+		secs=${earlier% *}
+		test_secs=$((test_secs + secs))
+		if [ "$kind" = ref ]; then
+			ref_passed=$((ref_passed + 1))
+		else
+			passed=$((passed + 1))
+		fi
+		echo "PASS ($secs s, in the sitting of $(date -u -d "@${earlier#* }" '+%F %H:%M') UTC)"
+		return 0
+	fi
+	start=$(date +%s)
 	"$@" >"$out/$name.log" 2>&1
 	rc=$?
+	secs=$(($(date +%s) - start))
+	test_secs=$((test_secs + secs))
+	echo "$([ $rc = 0 ] && echo pass || echo fail) $kind $name $secs $ledger_key $start" >>"$ledger"
 	if [ $rc = 0 ]; then
 		if [ "$kind" = ref ]; then
 			ref_passed=$((ref_passed + 1))
 		else
 			passed=$((passed + 1))
 		fi
-		echo "PASS ($(($(date +%s) - start)) s)"
+		echo "PASS ($secs s)"
 		return 0
 	fi
 	if [ "$kind" = ref ]; then
 		ref_failures+=("$name")
-		echo "FAIL, rxe's record, not counted ($(($(date +%s) - start)) s, rc $rc): $out/$name.log"
+		echo "FAIL, rxe's record, not counted ($secs s, rc $rc): $out/$name.log"
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
-		echo "FAIL ($(($(date +%s) - start)) s, rc $rc): $out/$name.log"
+		echo "FAIL ($secs s, rc $rc): $out/$name.log"
 	fi
 	tail -n 15 "$out/$name.log" | sed 's/^/    | /'
 }
@@ -88,6 +141,10 @@ summary() {
 		digest "$out/$f.log"
 	done
 	echo "$1: $(($(date +%s) - start_all)) s; logs in $out"
+	if [ -n "${RRXE_CHECK_RESUME:-}" ]; then
+		echo "$1 in sittings on $ledger_key: $(grep -c "^sitting $ledger_key " "$ledger")" \
+			"sittings, the tests' time $test_secs s"
+	fi
 	if [ $((ref_passed + ${#ref_failures[@]})) -gt 0 ]; then
 		echo "the C reference rdma_rxe, not counted: $ref_passed passed," \
 			"${#ref_failures[@]} failed${ref_failures[*]:+ (${ref_failures[*]})}"
