@@ -13,7 +13,7 @@
 # per result: "pass|fail test|ref NAME SECONDS KEY EPOCH", and "sitting KEY EPOCH" per
 # start. A result's key is the commit, with a hash of uncommitted changes if any, and
 # what the caller names with `sitting` (the kernel); results under another key are
-# ignored. `make check-debug` (about 8 hours) is run that way on machines whose sessions
+# ignored. `make check-debug` (about 6.5 hours) is run that way on machines whose sessions
 # are shorter.
 
 passed=0

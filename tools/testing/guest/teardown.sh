@@ -40,7 +40,7 @@
 # SCENARIO under PROGRAM (PROVIDER)", so that tools/testing/teardown-table can tell in
 # which scenario and round a report came; it builds the table of rounds, failures,
 # reports and leaks, rxe beside rrxe. `make check` runs one round (rrxe only); `make
-# conformance` 20 and `make check-debug` 10 on the debug kernel, on rrxe and on rxe.
+# conformance` 20 and `make check-debug` 2 on the debug kernel, on rrxe and on rxe.
 # The destroy of a receiving QP and then its CQ by a kernel consumer is destroy-race.sh.
 #
 #   teardown.sh [ROUNDS [SCENARIO,...]]
