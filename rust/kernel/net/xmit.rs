@@ -8,10 +8,11 @@
 //! UDP payload (or its start, and appends the rest as pieces of pages carried by reference,
 //! [`TxSkb::push_page`], and a trailer), and [`TxSkb::send`] writes the UDP and IP headers
 //! that a [`Flow`] describes (IPv4: no options, DF as asked, an ID from
-//! `__ip_select_ident`, header checksum), lets the caller finish the datagram with its
-//! final headers in view (e.g. a trailer computed over them), routes it out of the given
-//! device in the device's namespace (a [`RouteMemo`] saves the lookup for the datagrams of
-//! a burst that go the same way) and hands it to `ip_local_out` / `ip6_local_out`.
+//! `__ip_select_ident` unless DF, header checksum), lets the caller finish the datagram
+//! with its final headers in view (e.g. a trailer computed over them), routes it out of
+//! the given device in the device's namespace (a [`RouteMemo`] saves the lookup for the
+//! datagrams of a burst that go the same way) and hands it to `ip_local_out` /
+//! `ip6_local_out`.
 //! [`TxSkb::loopback`] builds the same datagram but returns it shaped as the UDP tunnel
 //! receive hook delivers it, for local delivery.
 //!
@@ -358,12 +359,17 @@ impl TxSkb {
                 ip[12..16].copy_from_slice(&src);
                 ip[16..20].copy_from_slice(&dst);
                 let iph = ip.as_mut_ptr().cast::<bindings::iphdr>();
-                // SAFETY: `iph` points to the complete IPv4 header (alignment: the kernel
-                // reads it as `struct iphdr` too); the device's namespace is live.
-                unsafe {
-                    bindings::__ip_select_ident(dev.net_raw(), iph, 1);
-                    bindings::ip_send_check(iph);
+                // The ID: 0 for a datagram that may not be fragmented, whose ID means
+                // nothing (RFC 6864), as `ip_select_ident` gives an unconnected socket's;
+                // else the hashed counter (a siphash per datagram).
+                if !flow.df {
+                    // SAFETY: `iph` points to the complete IPv4 header (alignment: the
+                    // kernel reads it as `struct iphdr` too); the device's namespace is
+                    // live.
+                    unsafe { bindings::__ip_select_ident(dev.net_raw(), iph, 1) };
                 }
+                // SAFETY: As above.
+                unsafe { bindings::ip_send_check(iph) };
             }
             IpAddrs::V6 { src, dst } => {
                 let ip = &mut packet[..IPV6_HDR_LEN];
