@@ -8,13 +8,14 @@
 # matching tests only.
 #
 # Sittings: with RRXE_CHECK_RESUME=1 the caller keeps $out, and a run may stop (killed)
-# and start again: a test that passed in an earlier sitting on the same code and kernel
-# is not run again but counted, with its time then. The record is $out/ledger, one line
-# per result: "pass|fail test|ref NAME SECONDS KEY EPOCH", and "sitting KEY EPOCH" per
-# start. A result's key is the commit, with a hash of uncommitted changes if any, and
-# what the caller names with `sitting` (the kernel); results under another key are
-# ignored. `make check-debug` (about 6.5 hours) is run that way on machines whose sessions
-# are shorter.
+# and start again: a test that passed in an earlier sitting on the same code, kernel and
+# command is not run again but counted, with its time then. The record is $out/ledger,
+# one line per result: "pass|fail|void test|ref NAME SECONDS KEY EPOCH", and "sitting KEY
+# EPOCH" per start. A result's key is the commit, with a hash of uncommitted changes to
+# tracked files if any, what the caller names with `sitting` (the kernel), and a hash of
+# the test's command line; results under another key are ignored, and a test during
+# which the code changed is recorded void. `make check-debug` (about 6.5 hours) is run
+# that way on machines whose sessions are shorter.
 
 passed=0
 failed=0
@@ -33,22 +34,28 @@ code_key() {
 	echo "$c"
 }
 
+# resuming: whether this run continues an earlier sitting's (RRXE_CHECK_RESUME, not 0).
+resuming() {
+	[ "${RRXE_CHECK_RESUME:-0}" != 0 ]
+}
+
 ledger=$out/ledger
-ledger_key=$(code_key)
-[ -n "${RRXE_CHECK_RESUME:-}" ] || rm -f "$ledger"
+ledger_code=$(code_key)
+ledger_key=$ledger_code
+resuming || rm -f "$ledger"
 
 # sitting KEY...: start a sitting; KEY is what the results depend on besides the code
-# (the kernel, for one). Called once, before the first test.
+# and the tests' commands (the kernel, for one). Called once, before the first test.
 sitting() {
-	ledger_key=$(code_key)${1:+/$(IFS=/; echo "$*")}
+	ledger_key=$ledger_code${1:+/$(IFS=/; echo "$*")}
 	echo "sitting $ledger_key $start_all" >>"$ledger"
 }
 
-# earlier_pass KIND NAME: the "SECONDS EPOCH" of a pass of the test in an earlier sitting
-# of this run (same key), if resuming and there is one.
+# earlier_pass KIND NAME KEY: the "SECONDS EPOCH" of a pass of the test under KEY in an
+# earlier sitting, if resuming and there is one.
 earlier_pass() {
-	[ -n "${RRXE_CHECK_RESUME:-}" ] || return 1
-	awk -v k="$1" -v n="$2" -v key="$ledger_key" \
+	resuming || return 1
+	awk -v k="$1" -v n="$2" -v key="$3" \
 		'$1 == "pass" && $2 == k && $3 == n && $5 == key { r = $4 " " $6 } END { if (r == "") exit 1; print r }' \
 		"$ledger"
 }
@@ -68,13 +75,14 @@ tref() {
 
 # run_one test|ref NAME COMMAND...
 run_one() {
-	local kind=$1 name=$2 start rc secs earlier
+	local kind=$1 name=$2 start rc secs earlier key status
 	shift 2
 	if [ -n "${RRXE_CHECK_ONLY:-}" ] && ! [[ $name =~ $RRXE_CHECK_ONLY ]]; then
 		return 0
 	fi
 	printf '%-40s ' "$name"
-	if earlier=$(earlier_pass "$kind" "$name"); then
+	key=$ledger_key/$(printf '%q ' "$@" | sha256sum | cut -c1-12)
+	if earlier=$(earlier_pass "$kind" "$name" "$key"); then
 		secs=${earlier% *}
 		test_secs=$((test_secs + secs))
 		if [ "$kind" = ref ]; then
@@ -82,7 +90,7 @@ run_one() {
 		else
 			passed=$((passed + 1))
 		fi
-		echo "PASS ($secs s, in the sitting of $(date -u -d "@${earlier#* }" '+%F %H:%M') UTC)"
+		echo "PASS ($secs s, started $(date -u -d "@${earlier#* }" '+%F %H:%M') UTC, an earlier sitting)"
 		return 0
 	fi
 	start=$(date +%s)
@@ -90,23 +98,27 @@ run_one() {
 	rc=$?
 	secs=$(($(date +%s) - start))
 	test_secs=$((test_secs + secs))
-	echo "$([ $rc = 0 ] && echo pass || echo fail) $kind $name $secs $ledger_key $start" >>"$ledger"
+	secs="$secs s"
+	status=$([ $rc = 0 ] && echo pass || echo fail)
+	# Not the code the sitting is for any more: a later sitting runs it again.
+	[ "$(code_key)" = "$ledger_code" ] || { status=void; secs="$secs, void: the code changed"; }
+	echo "$status $kind $name ${secs%% *} $key $start" >>"$ledger"
 	if [ $rc = 0 ]; then
 		if [ "$kind" = ref ]; then
 			ref_passed=$((ref_passed + 1))
 		else
 			passed=$((passed + 1))
 		fi
-		echo "PASS ($secs s)"
+		echo "PASS ($secs)"
 		return 0
 	fi
 	if [ "$kind" = ref ]; then
 		ref_failures+=("$name")
-		echo "FAIL, rxe's record, not counted ($secs s, rc $rc): $out/$name.log"
+		echo "FAIL, rxe's record, not counted ($secs, rc $rc): $out/$name.log"
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
-		echo "FAIL ($secs s, rc $rc): $out/$name.log"
+		echo "FAIL ($secs, rc $rc): $out/$name.log"
 	fi
 	tail -n 15 "$out/$name.log" | sed 's/^/    | /'
 }
@@ -141,7 +153,7 @@ summary() {
 		digest "$out/$f.log"
 	done
 	echo "$1: $(($(date +%s) - start_all)) s; logs in $out"
-	if [ -n "${RRXE_CHECK_RESUME:-}" ]; then
+	if resuming; then
 		echo "$1 in sittings on $ledger_key: $(grep -c "^sitting $ledger_key " "$ledger")" \
 			"sittings, the tests' time $test_secs s"
 	fi

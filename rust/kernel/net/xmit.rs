@@ -360,15 +360,16 @@ impl TxSkb {
                 ip[16..20].copy_from_slice(&dst);
                 let iph = ip.as_mut_ptr().cast::<bindings::iphdr>();
                 // The ID: 0 for a datagram that may not be fragmented, whose ID means
-                // nothing (RFC 6864), as `ip_select_ident` gives an unconnected socket's;
-                // else the hashed counter (a siphash per datagram).
+                // nothing (RFC 6864), as `ip_select_ident` gives an unconnected socket's
+                // (nothing sets this skb's `ignore_df`); else the hashed counter (a
+                // siphash per datagram).
                 if !flow.df {
                     // SAFETY: `iph` points to the complete IPv4 header (alignment: the
                     // kernel reads it as `struct iphdr` too); the device's namespace is
                     // live.
                     unsafe { bindings::__ip_select_ident(dev.net_raw(), iph, 1) };
                 }
-                // SAFETY: As above.
+                // SAFETY: `iph` points to the complete IPv4 header, as above.
                 unsafe { bindings::ip_send_check(iph) };
             }
             IpAddrs::V6 { src, dst } => {
