@@ -47,11 +47,17 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol)
  * Makes the first @len bytes after the transport header of a received skb linear (all
  * of them if it has fewer), as pskb_may_pull() does from skb->data: -ENOMEM if it cannot.
  * The transport header must not lie before skb->data beyond what is linear already.
+ * A datagram with a fragment list, which IP reassembly makes of every fragment's skb
+ * (sizes the sender chooses: 8 bytes each, and a 4 KiB datagram holds 500 skbs), is
+ * made linear whole, which frees those skbs, so that what a queue of such datagrams
+ * holds is bounded by their bytes.
  */
 int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len)
 {
 	int need = skb_transport_offset(skb) + (int)len;
 
+	if (skb_has_frag_list(skb))
+		return skb_linearize(skb);
 	if (need > (int)skb->len)
 		need = skb->len;
 	return need <= 0 || pskb_may_pull(skb, need) ? 0 : -ENOMEM;

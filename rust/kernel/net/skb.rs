@@ -204,8 +204,10 @@ impl SkBuff {
     ///
     /// # Safety
     ///
-    /// `skb` must be null or a valid skb whose reference the caller gives up, whose data
-    /// nobody else writes any more, and whose `skb->dev`, if set, is valid for the call
+    /// `skb` must be null or a valid skb whose reference the caller gives up, whose linear
+    /// data nobody else writes any more (its page fragments may be pages their owner still
+    /// writes, as a local sender's pinned memory: this type reads them only through C
+    /// copies, never through a slice), and whose `skb->dev`, if set, is valid for the call
     /// (as in the receive path, which runs under RCU).
     pub(crate) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<Self> {
         let skb = NonNull::new(skb)?;
@@ -249,8 +251,10 @@ impl SkBuff {
     }
 
     /// Makes the first `len` bytes after the transport header linear (all of them if the
-    /// skb has fewer), for the headers [`RxView::head`] must hold. May allocate
-    /// (`GFP_ATOMIC`); does nothing if they already are.
+    /// skb has fewer), for the headers [`RxView::head`] must hold; a datagram reassembled
+    /// from IP fragments (a fragment list of whole skbs, as many as the sender chose)
+    /// all of it, freeing those skbs. May allocate (`GFP_ATOMIC`); does nothing if the
+    /// skb is linear already.
     pub fn pull_transport(&mut self, len: usize) -> Result {
         if self.is_linear() {
             // All of it is there already (most skbs; no call).

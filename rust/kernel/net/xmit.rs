@@ -458,7 +458,9 @@ impl TxSkb {
         self.build(dev, flow, finish)?;
         let skb = self.into_raw();
         // SAFETY: The skb is ours; its data starts with the IP header of the length pulled.
-        // The device is valid for the call, and `from_raw` takes a reference on it.
+        // Nobody else writes its linear data; its page pieces are a sender's pages, which
+        // `from_raw` allows. The device is valid for the call, and `from_raw` takes a
+        // reference on it.
         unsafe {
             bindings::skb_pull(skb, ip_hdr_len(flow.addrs.family()) as u32);
             bindings::skb_set_dev(skb, dev.as_raw());
