@@ -47,16 +47,22 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol)
  * Makes the first @len bytes after the transport header of a received skb linear (all
  * of them if it has fewer), as pskb_may_pull() does from skb->data: -ENOMEM if it cannot.
  * The transport header must not lie before skb->data beyond what is linear already.
- * A datagram with a fragment list, which IP reassembly makes of every fragment's skb
- * (sizes the sender chooses: 8 bytes each, and a 4 KiB datagram holds 500 skbs), is
- * made linear whole, which frees those skbs, so that what a queue of such datagrams
- * holds is bounded by their bytes.
+ * -EMSGSIZE if more than @max bytes follow the transport header.
+ *
+ * A datagram that holds much more memory than its length is made linear whole, which
+ * frees what it held: IP reassembly makes a datagram of its fragments, in sizes the
+ * sender chooses (8 bytes each: a 4 KiB datagram of 500 skbs in a fragment list, or of
+ * 17 receive buffers taken over as page fragments), so that what a queue of datagrams
+ * holds is bounded by their bytes. A NIC's page for the payload, or a local sender's
+ * pages (which add only their length to truesize), stay where they are.
  */
-int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len)
+int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len, unsigned int max)
 {
 	int need = skb_transport_offset(skb) + (int)len;
 
-	if (skb_has_frag_list(skb))
+	if (skb->len > skb_transport_offset(skb) + max)
+		return -EMSGSIZE;
+	if (skb_has_frag_list(skb) || skb->truesize > SKB_TRUESIZE(skb->len) + PAGE_SIZE)
 		return skb_linearize(skb);
 	if (need > (int)skb->len)
 		need = skb->len;

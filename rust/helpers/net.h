@@ -39,7 +39,7 @@ void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *l
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
 void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol);
-int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len);
+int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len, unsigned int max);
 u32 rrxe_helper_skb_crc32(struct crypto_shash *tfm, const struct sk_buff *skb, int offset,
 			  int len, u32 crc);
 int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct page *page,

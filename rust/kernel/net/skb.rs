@@ -251,18 +251,23 @@ impl SkBuff {
     }
 
     /// Makes the first `len` bytes after the transport header linear (all of them if the
-    /// skb has fewer), for the headers [`RxView::head`] must hold; a datagram reassembled
-    /// from IP fragments (a fragment list of whole skbs, as many as the sender chose)
-    /// all of it, freeing those skbs. May allocate (`GFP_ATOMIC`); does nothing if the
-    /// skb is linear already.
-    pub fn pull_transport(&mut self, len: usize) -> Result {
+    /// skb has fewer), for the headers [`RxView::head`] must hold, and all of them if the
+    /// skb holds much more memory than its length (a datagram reassembled from IP
+    /// fragments, whose sizes the sender chose: a fragment list of whole skbs, or receive
+    /// buffers taken over as page fragments), which frees what it held. May allocate
+    /// (`GFP_ATOMIC`); does nothing if the skb is linear already.
+    ///
+    /// Fails with `EMSGSIZE`, before any copy, if the skb is not linear and more than
+    /// `max` bytes follow the transport header; `ENOMEM`.
+    pub fn pull_transport(&mut self, len: usize, max: usize) -> Result {
         if self.is_linear() {
             // All of it is there already (most skbs; no call).
             return Ok(());
         }
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
+        let max = u32::try_from(max).map_err(|_| EINVAL)?;
         // SAFETY: The skb is valid and ours.
-        kernel::error::to_result(unsafe { bindings::skb_pull_transport(self.as_raw(), len) })
+        kernel::error::to_result(unsafe { bindings::skb_pull_transport(self.as_raw(), len, max) })
     }
 
     /// A copy of the skb sharing its data (`skb_clone`, `GFP_ATOMIC`), e.g. to deliver one

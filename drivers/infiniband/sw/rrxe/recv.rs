@@ -20,7 +20,7 @@ use crate::{
         bth::MULTICAST_QPN,
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
         opcode::{BTH_LEN, MAX_HEADER_LEN},
-        packet::{Packet, ICRC_LEN},
+        packet::{Packet, ICRC_LEN, MAX_PAYLOAD},
     },
     task::Woken,
 };
@@ -28,6 +28,10 @@ use crate::{
 /// A received packet: its headers, and its payload wherever it lies in the skb (read
 /// where it is copied to, once).
 pub(crate) type RxPacket<'a> = Packet<Bytes<'a>>;
+
+/// The longest RoCEv2 UDP datagram: the UDP header, the longest transport headers, the
+/// largest payload (with its pad, a multiple of four) and the ICRC.
+const MAX_DATAGRAM: usize = UDP_HDR_LEN + MAX_HEADER_LEN + MAX_PAYLOAD + ICRC_LEN;
 
 /// Where a datagram comes from.
 #[derive(Clone, Copy)]
@@ -82,10 +86,13 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     let data = dev.data();
     // The headers must be linear (with up to `MAX_HEADER_LEN` bytes, less theirs, of the
     // payload); the payload may stay in fragments (a NIC's pages, or a sender's on this
-    // host), to be copied once, to its destination. A loopback packet's headers are
+    // host), to be copied once, to its destination, unless they hold much more memory
+    // than their bytes (a datagram reassembled from tiny IP fragments). A datagram too
+    // long to be RoCEv2 is dropped before any copy. A loopback packet's headers are
     // linear already: the transmit path wrote them there.
     let wire = matches!(origin, Origin::Wire);
-    if wire && skb.pull_transport(UDP_HDR_LEN + MAX_HEADER_LEN).is_err() {
+    let head = UDP_HDR_LEN + MAX_HEADER_LEN;
+    if wire && skb.pull_transport(head, MAX_DATAGRAM).is_err() {
         data.count(Counter::RcvdBadPkt);
         return;
     }

@@ -130,7 +130,8 @@ int main(int argc, char **argv)
 				pkt[4] = id >> 8;
 				pkt[5] = id & 0xff;
 				pkt[6] = 0;
-				id++;
+				/* Never 0: the stack would give each fragment an ID of its own. */
+				id = id == 0xffff ? 1 : id + 1;
 			}
 			roce_put_icrc(pkt, len);
 			if (send_datagram(fd, &dst, pkt, len, frag) < 0) {
