@@ -53,8 +53,10 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol)
  * frees what it held: IP reassembly makes a datagram of its fragments, in sizes the
  * sender chooses (8 bytes each: a 4 KiB datagram of 500 skbs in a fragment list, or of
  * 17 receive buffers taken over as page fragments), so that what a queue of datagrams
- * holds is bounded by their bytes. A NIC's page for the payload, or a local sender's
- * pages (which add only their length to truesize), stay where they are.
+ * holds is bounded by their bytes (a fragment list always; else more than four pages
+ * beyond a linear skb of the length). A NIC's one or two buffers for the payload, a
+ * local MSG_ZEROCOPY sender's pages (whole pages in truesize: two for a payload across
+ * a page boundary) and rrxe's own zero-copy pages (their length) stay where they are.
  */
 int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len, unsigned int max)
 {
@@ -62,7 +64,7 @@ int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len, unsign
 
 	if (skb->len > skb_transport_offset(skb) + max)
 		return -EMSGSIZE;
-	if (skb_has_frag_list(skb) || skb->truesize > SKB_TRUESIZE(skb->len) + PAGE_SIZE)
+	if (skb_has_frag_list(skb) || skb->truesize > SKB_TRUESIZE(skb->len) + 4 * PAGE_SIZE)
 		return skb_linearize(skb);
 	if (need > (int)skb->len)
 		need = skb->len;
