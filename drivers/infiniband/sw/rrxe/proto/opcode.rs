@@ -246,6 +246,21 @@ const SHAPES: [Shape; 256] = {
     t
 };
 
+/// [`Opcode::header_len`] of every opcode, indexed by its byte (0 where no opcode is),
+/// from [`SHAPES`]: a load, not a sum over the extension headers, per packet.
+const HEADER_LENS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i] as u8 as usize;
+        let len = BTH_LEN + SHAPES[op].2.ext_len();
+        assert!(len <= u8::MAX as usize);
+        t[op] = len as u8;
+        i += 1;
+    }
+    t
+};
+
 // `ALL` is every opcode `from_u8` knows, so that `SHAPES` has each one's entry: as many,
 // in strictly increasing order.
 const _: () = {
@@ -431,7 +446,7 @@ impl Opcode {
 
     /// Length of BTH plus extension headers.
     pub const fn header_len(self) -> usize {
-        BTH_LEN + self.headers().ext_len()
+        HEADER_LENS[self as u8 as usize] as usize
     }
 
     /// True when the opcode may carry a payload.
