@@ -23,6 +23,12 @@ bool rrxe_helper_timer_pending(const struct timer_list *timer)
 	return timer_pending(timer);
 }
 
+/* Whether the timer is pending with this expiry: mod_timer()'s own lockless check. */
+bool rrxe_helper_timer_pending_at(const struct timer_list *timer, unsigned long expires)
+{
+	return timer_pending(timer) && READ_ONCE(timer->expires) == expires;
+}
+
 /* alloc_workqueue() takes a format string: pass the name through "%s". */
 struct workqueue_struct *rrxe_helper_alloc_workqueue(const char *name, unsigned int flags,
 						     int max_active)

@@ -17,6 +17,7 @@ unsigned long rrxe_helper_usecs_to_jiffies(unsigned int usecs);
 
 /* Timers. */
 bool rrxe_helper_timer_pending(const struct timer_list *timer);
+bool rrxe_helper_timer_pending_at(const struct timer_list *timer, unsigned long expires);
 
 /* Workqueues. */
 struct workqueue_struct *rrxe_helper_alloc_workqueue(const char *name, unsigned int flags,

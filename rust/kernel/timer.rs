@@ -335,6 +335,17 @@ impl<T> ArcTimer<T> for Arc<T> {
     where
         T: TimerCallback<ID> + HasTimer<ID>,
     {
+        // SAFETY: Reading jiffies has no preconditions.
+        let now = unsafe { bindings::jiffies_now() };
+        let expires = now.wrapping_add(delay.min(MAX_DELAY));
+        // Pending with this expiry already (armed again within a jiffy, as a stream's passes
+        // do): `mod_timer` would return at its own first check, so nothing is done here
+        // either, without the reference and the lock below.
+        // SAFETY: The `timer_list` is initialised (`Timer` invariant) and lives as long as
+        // `self`; the helper only reads it.
+        if unsafe { bindings::timer_pending_at(timer_of::<T, ID>(self), expires) } {
+            return;
+        }
         // The reference the timer gets if `mod_timer` queues it. Taken before `mod_timer`:
         // once queued, the timer may expire on another CPU and consume it at once.
         let ptr = Arc::into_raw(self.clone());
@@ -348,12 +359,7 @@ impl<T> ArcTimer<T> for Arc<T> {
             // SAFETY: The `timer_list` is initialised (`Timer` invariant). `shut` is locked and
             // clear, so the timer is not shut down and `mod_timer` returning 0 means it was not
             // pending and is now queued (module documentation).
-            unsafe {
-                bindings::mod_timer(
-                    Timer::raw_timer(timer),
-                    bindings::jiffies_now().wrapping_add(delay.min(MAX_DELAY)),
-                ) == 0
-            }
+            unsafe { bindings::mod_timer(Timer::raw_timer(timer), expires) == 0 }
         };
         drop(shut);
         if !queued {

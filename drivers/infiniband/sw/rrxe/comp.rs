@@ -177,11 +177,18 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
 /// longer than the ACK timeout spent the retry count and failed the WQE with
 /// `RETRY_EXC_ERR` on a responder that was only out of receives (rnr-forever.sh; rxe does
 /// the same).
+///
+/// So is an expiry with no packet awaiting its acknowledge: the timer is left to expire
+/// when a response leaves nothing outstanding ([`heard`]), and a WQE started since then
+/// may have sent nothing yet (held back by the sender's limit of packets in flight); only
+/// a packet sent arms the timer for it.
 pub(crate) fn on_timeout(p: &mut Pass<'_>) {
+    let e = &p.inner.eng;
     if p.qp.qp_type != QpType::Rc
         || !p.inner.can_send()
         || !outstanding(p.inner)
-        || p.inner.eng.rnr_wait
+        || e.rnr_wait
+        || !e.sent_end.is_after(e.comp.psn)
     {
         return;
     }
@@ -586,11 +593,17 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
 /// rxe; one that forges them can hold off a timeout, not cause a retry. An expiry this
 /// pass has not handled yet is void ([`on_timeout`]). An RNR NAK stops the timer instead:
 /// the requester sends nothing until the RNR timer's retransmission, which starts it.
+/// When the response leaves nothing outstanding, the timer is left to expire: its expiry
+/// finds nothing to retry ([`on_timeout`]), and the next packet sent pushes it out; a
+/// cancel for every such response cost a timer dequeue and a re-queue per message. An
+/// idle QP takes one expiry (a pass that does nothing) at the end of its traffic.
 fn heard(p: &mut Pass<'_>) {
     p.inner.eng.timed_out = false;
-    p.out.retrans = if front_open(p) && !p.inner.eng.rnr_wait {
+    p.out.retrans = if p.inner.eng.rnr_wait || p.in_error() {
+        Some(0)
+    } else if outstanding(p.inner) {
         p.inner.params.timeout_us.or(Some(0))
     } else {
-        Some(0)
+        None
     };
 }

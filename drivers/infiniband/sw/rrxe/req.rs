@@ -163,8 +163,9 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
             }
         }
         sent += 1;
-        // The retransmission timer runs while packets are unacknowledged (a completer
-        // that found nothing outstanding earlier in this pass asked to stop it).
+        // The retransmission timer runs while packets are unacknowledged: each packet sent
+        // pushes it out (an RNR NAK or the error state taken earlier in this pass asked to
+        // stop it; a completer that found nothing outstanding left it to expire).
         if p.qp.qp_type == QpType::Rc && matches!(p.out.retrans, None | Some(0)) {
             p.out.retrans = p.inner.params.timeout_us;
         }
