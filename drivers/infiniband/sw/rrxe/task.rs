@@ -14,7 +14,7 @@ use crate::{
     ext::{
         cpu,
         delay::msleep,
-        net::{route::RouteMemo, skb::SkBuff, xmit::TxDone},
+        net::{device::NetDevice, route::RouteMemo, skb::SkBuff, xmit::TxDone},
         sync::SpinLockBh,
         timer::{ArcTimer, TimerCallback},
     },
@@ -480,6 +480,12 @@ impl QpShared {
     /// counts that for this QP. The doorbell's caller
     /// ([`Self::ring`]) or the work item; process context, no QP lock held.
     fn process(self: Arc<Self>, passes: u32, mut busy: Option<Counter>) {
+        // The device's net device, once for all the passes (their QPs are this device's).
+        let Some(ndev) = self.dev.netdev() else {
+            self.req_q.purge();
+            self.resp_q.purge();
+            return;
+        };
         let todo = Woken::with(self);
         for _ in 0..passes {
             let Some(qp) = todo.take() else {
@@ -492,7 +498,7 @@ impl QpShared {
                 }
                 continue;
             }
-            qp.pass(&todo);
+            qp.pass(&ndev, &todo);
             if qp.runner.release() {
                 // Asked for while it ran: this caller runs it again if passes are left,
                 // as it runs the QPs its packets reach; else its work item does.
@@ -515,22 +521,18 @@ impl QpShared {
     /// No stage calls back into another: what one decides for a later one it records in
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
-    /// carries out. Queues the work item again if work is left. The QPs that its loopback
-    /// packets reach join `woken`. Process context.
-    fn pass(self: &Arc<Self>, woken: &Woken) {
+    /// carries out. Queues the work item again if work is left. Sends through `ndev`, the
+    /// device's net device; the QPs that its loopback packets reach join `woken`. Process
+    /// context.
+    fn pass(self: &Arc<Self>, ndev: &NetDevice, woken: &Woken) {
         let qp: &QpShared = self;
-        let Some(ndev) = qp.dev.netdev() else {
-            qp.req_q.purge();
-            qp.resp_q.purge();
-            return;
-        };
         let mut inner = qp.inner.lock();
         if inner.dead {
             return;
         }
         // The route of the pass's last packet serves its next ones; released before the
         // lock is.
-        let out = RouteMemo::with(&ndev, |memo| {
+        let out = RouteMemo::with(ndev, |memo| {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
