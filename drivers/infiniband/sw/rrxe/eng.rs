@@ -97,7 +97,9 @@ pub(crate) struct Cur {
     pub(crate) seg: Segmenter,
     /// PSN of its next packet.
     pub(crate) next_psn: Psn,
-    pub(crate) path: Path,
+    /// Where a datagram goes (its address handle's path); `None` for a connected QP,
+    /// whose packets take the QP's path (not copied for each WQE).
+    pub(crate) path: Option<Path>,
     pub(crate) dest_qpn: u32,
     pub(crate) qkey: u32,
 }

@@ -380,9 +380,9 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         } else {
             ud.remote_qkey
         };
-        (inner.path.to(av), ud.remote_qpn, qkey)
+        (Some(inner.path.to(av)), ud.remote_qpn, qkey)
     } else {
-        (inner.path, inner.params.dest_qpn, 0)
+        (None, inner.params.dest_qpn, 0)
     };
     let mtu = if qp.qp_type.is_datagram() {
         Mtu::for_netdev_mtu(ndev.mtu()).unwrap_or(Mtu::Mtu1024)
@@ -577,7 +577,9 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         dev,
         link,
         owner: tx,
-        path: &cur.path,
+        // A connected QP's path as it is now: an address change (SQD to SQD) takes effect
+        // for the rest of a message in progress too.
+        path: cur.path.as_ref().unwrap_or(&inner.path),
     };
     let res = tx::send_from(s, &hdr, seg.payload_len as usize, &payload);
     match res {
