@@ -8,7 +8,11 @@ use crate::{
     bindings,
     ext::{bytes::Bytes, crc::Crc32},
 };
-use core::{mem::ManuallyDrop, ops::Range, ptr::NonNull};
+use core::{
+    mem::{ManuallyDrop, MaybeUninit},
+    ops::Range,
+    ptr::NonNull,
+};
 use kernel::{prelude::*, types::Opaque};
 
 /// Length of a UDP header.
@@ -291,9 +295,13 @@ impl SkBuff {
     /// shorter than the minimum of its family (by `skb->protocol`), or the UDP length field
     /// is below 8 or beyond the skb's data.
     pub fn rx_view(&self) -> Option<RxView<'_>> {
-        let mut l = bindings::rrxe_skb_layout::default();
-        // SAFETY: The skb is valid; `l` is a valid out-pointer.
-        unsafe { bindings::skb_layout(self.as_raw(), &mut l) };
+        let mut l = MaybeUninit::<bindings::rrxe_skb_layout>::uninit();
+        // SAFETY: The skb is valid; `l` is valid for writes of its type, and the helper
+        // assigns the whole struct (every field, each a valid value of its type).
+        let l = unsafe {
+            bindings::skb_layout(self.as_raw(), l.as_mut_ptr());
+            l.assume_init()
+        };
         if !l.transport_set {
             return None;
         }
