@@ -104,7 +104,12 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         crate::mcast::deliver(data, skb);
         return;
     }
-    let Some(qp) = data.qps().get(qpn) else {
+    let woken = match origin {
+        Origin::Wire => None,
+        Origin::Loopback(woken) => Some(woken),
+    };
+    let qp = woken.and_then(|w| w.find(qpn));
+    let Some(qp) = qp.or_else(|| data.qps().get(qpn)) else {
         data.count(Counter::RcvdBadPkt);
         return;
     };
@@ -112,9 +117,5 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     if !skb.is_linear() {
         data.count(Counter::RcvdPaged);
     }
-    let woken = match origin {
-        Origin::Wire => None,
-        Origin::Loopback(woken) => Some(woken),
-    };
     qp.enqueue(skb, request, woken);
 }

@@ -254,6 +254,19 @@ impl Woken {
         this
     }
 
+    /// The QP numbered `qpn` if this set holds it: a loopback packet's destination, most
+    /// often the peer its pass sent to before (no lookup in the device's table). A QP
+    /// destroyed meanwhile is still found here, where the table would have dropped the
+    /// packet; its queue goes with it.
+    pub(crate) fn find(&self, qpn: u32) -> Option<Arc<QpShared>> {
+        self.0.iter().find_map(|slot| {
+            let held = slot.take();
+            let found = held.as_ref().filter(|qp| qp.qpn == qpn).cloned();
+            slot.set(held);
+            found
+        })
+    }
+
     /// Takes a QP (the one in the first slot held).
     pub(crate) fn take(&self) -> Option<Arc<QpShared>> {
         self.0.iter().find_map(Cell::take)
