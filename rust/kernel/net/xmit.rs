@@ -336,7 +336,11 @@ impl TxSkb {
             core::ptr::copy_nonoverlapping(udp.as_ptr(), p, UDP_HDR_LEN);
             bindings::skb_reset_transport_header(skb);
             let p = bindings::skb_push(skb, ip_len as u32).cast::<u8>();
-            p.write_bytes(0, ip_len);
+            // One constant length per family: stores, not a call to memset.
+            match self.family {
+                Family::V4 => p.write_bytes(0, IPV4_HDR_LEN),
+                Family::V6 => p.write_bytes(0, IPV6_HDR_LEN),
+            }
             bindings::skb_reset_network_header(skb);
             p
         };

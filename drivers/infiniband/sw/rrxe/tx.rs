@@ -288,8 +288,10 @@ pub(crate) fn send<E>(
         TxSkb::alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
     skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
     {
+        // Zeroed at allocation: the headers are written, then the payload; the pad and the
+        // ICRC's place stay zero (`Headers::write` would zero them again).
         let buf = skb.payload_mut();
-        hdr.write(payload_len, buf).map_err(|_| TxError::Net)?;
+        hdr.write_head(payload_len, buf).map_err(|_| TxError::Net)?;
         let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
         fill(payload).map_err(TxError::Fill)?;
     }
