@@ -50,28 +50,6 @@ static struct ibv_qp *uc_qp(void)
 	return ibv_create_qp(pd, &a);
 }
 
-/* Moves UC QP from RESET to RTS, connected to DEST_QPN. */
-static int uc_connect(struct ibv_qp *q, uint32_t dest_qpn, int gid_index, union ibv_gid *gid,
-		      enum ibv_mtu mtu)
-{
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT, .port_num = PORT,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dest_qpn,
-		.ah_attr = { .is_global = 1, .port_num = PORT,
-			     .grh = { .dgid = *gid, .sgid_index = gid_index, .hop_limit = 64 } },
-	};
-	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
-
-	return ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					   IBV_QP_ACCESS_FLAGS) ||
-	       ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) ||
-	       ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 /* Streams WRITEs of 1, 2, 3, ... into the slot until told to stop. */
 static void *writer(void *unused)
 {
@@ -161,9 +139,13 @@ int main(int argc, char **argv)
 	gid_index = find_gid(ctx, PORT, -1, &gid);
 	if (!qp[1] || gid_index < 0 || ibv_query_port(ctx, PORT, &pa))
 		bail_out("setup: %s", strerror(errno));
-	if (uc_connect(qp[0], qp[1]->qp_num, gid_index, &gid, pa.active_mtu) ||
-	    uc_connect(qp[1], qp[0]->qp_num, gid_index, &gid, pa.active_mtu))
-		bail_out("connecting the UC QPs: %s", strerror(errno));
+	err = connect_uc_qp(qp[0], PORT, gid_index, &gid, pa.active_mtu, qp[1]->qp_num,
+			    IBV_ACCESS_REMOTE_WRITE);
+	if (!err)
+		err = connect_uc_qp(qp[1], PORT, gid_index, &gid, pa.active_mtu, qp[0]->qp_num,
+				    IBV_ACCESS_REMOTE_WRITE);
+	if (err)
+		bail_out("connecting the UC QPs: %s", strerror(err));
 	if (pthread_create(&th, NULL, writer, NULL))
 		bail_out("pthread_create failed");
 

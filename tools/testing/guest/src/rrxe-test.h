@@ -2,8 +2,9 @@
 /*
  * Helpers shared by the guest test programs (the C files next to this one): TAP output,
  * opening a device by name, classifying errors, finding the RoCE v2 IPv4-mapped GID,
- * reading a hw_counter, connecting an RC QP, listing the uverbs mappings of this process
- * and writing raw uverbs commands (a QP's doorbell, re-registering an MR), a small PRNG.
+ * reading a hw_counter, connecting an RC or a UC QP, listing the uverbs mappings of this
+ * process and writing raw uverbs commands (a QP's doorbell, re-registering an MR), a
+ * small PRNG.
  */
 #ifndef RRXE_TEST_H
 #define RRXE_TEST_H
@@ -280,6 +281,36 @@ static inline int connect_rc_qp(struct ibv_qp *qp, const struct rc_conn *c, cons
 	}
 	if (err && step)
 		*step = at;
+	return err;
+}
+
+/*
+ * Moves UC QP from RESET through INIT and RTR to RTS on PORT, connected to DEST_QPN at the
+ * GID GID (index GID_INDEX of this side) with path MTU MTU and QP access ACCESS, PSNs 0.
+ * Returns 0, or the error of the first transition that failed.
+ */
+static inline int connect_uc_qp(struct ibv_qp *qp, uint8_t port, int gid_index,
+				const union ibv_gid *gid, enum ibv_mtu mtu, uint32_t dest_qpn,
+				unsigned int access)
+{
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT, .port_num = port, .qp_access_flags = access,
+	};
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dest_qpn,
+		.ah_attr = { .is_global = 1, .port_num = port,
+			     .grh = { .dgid = *gid, .sgid_index = gid_index, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
+	int err;
+
+	err = ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS);
+	if (!err)
+		err = ibv_modify_qp(qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+	if (!err)
+		err = ibv_modify_qp(qp, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	return err;
 }
 
