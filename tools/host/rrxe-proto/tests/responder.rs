@@ -428,10 +428,15 @@ fn error_actions_uc_ud() {
     assert_eq!(a.complete, Some(WcStatus::RemAccessErr));
     let a = error_action(QpType::Uc, false, RespError::RkeyViolation, 0);
     assert!(a.drop_msg && a.complete.is_none());
-    let a = error_action(QpType::Ud, true, RespError::Length, 0);
-    assert_eq!(a.complete, Some(WcStatus::RemInvReqErr));
-    let a = error_action(QpType::Ud, false, RespError::Length, 0);
-    assert!(a.drop_msg && a.complete.is_none());
+    // A length error gives the message up as a missing Last does: the RQ's WQE is used
+    // again from its start, an SRQ's completes in error; the rest of the message is dropped.
+    for qp in [QpType::Uc, QpType::Ud] {
+        let a = error_action(qp, true, RespError::Length, 0);
+        assert!(a.drop_msg && !a.reuse_wqe, "{qp:?}");
+        assert_eq!(a.complete, Some(WcStatus::RemInvReqErr));
+        let a = error_action(qp, false, RespError::Length, 0);
+        assert!(a.drop_msg && a.reuse_wqe && a.complete.is_none(), "{qp:?}");
+    }
     let a = error_action(QpType::Ud, false, RespError::MalformedWqe, 0);
     assert_eq!(
         (a.nak, a.complete, a.qp_error),

@@ -139,8 +139,8 @@ pub struct ErrorAction {
     /// UC/UD: forget the message in progress and drop packets up to the next First/Only
     /// packet ([`SeqState::drop_msg`]).
     pub drop_msg: bool,
-    /// UC without SRQ: rewind the receive WQE held for the broken message so the next
-    /// message uses it again (IBA class D1).
+    /// UC or UD without SRQ: rewind the receive WQE held for the broken message so the
+    /// next message uses it again, from its start (IBA class D1).
     pub reuse_wqe: bool,
 }
 
@@ -182,8 +182,13 @@ pub fn error_action(qp: QpType, srq: bool, err: RespError, min_rnr_timer: u8) ->
         | RespError::NotPermitted
         | RespError::TooManyRdAtomic
         | RespError::MisalignedAtomic => drop,
-        RespError::MissingLast if rc => fatal(NakCode::InvalidRequest, WcStatus::RemInvReqErr),
-        RespError::MissingLast => ErrorAction {
+        RespError::MissingLast | RespError::Length if rc => {
+            fatal(NakCode::InvalidRequest, WcStatus::RemInvReqErr)
+        }
+        // UC and UD: the message is given up and dropped to its end (classes D1 and E): a
+        // receive WQE it took from the RQ serves the next message from its start, one from
+        // an SRQ completes in error.
+        RespError::MissingLast | RespError::Length => ErrorAction {
             drop_msg: true,
             ..abandon_message(srq)
         },
@@ -200,12 +205,6 @@ pub fn error_action(qp: QpType, srq: bool, err: RespError, min_rnr_timer: u8) ->
             ..drop
         },
         RespError::RkeyViolation => drop,
-        RespError::Length if rc => fatal(NakCode::InvalidRequest, WcStatus::RemInvReqErr),
-        RespError::Length if srq => ErrorAction {
-            complete: Some(WcStatus::RemInvReqErr),
-            ..none
-        },
-        RespError::Length => drop,
         RespError::MalformedWqe => ErrorAction {
             nak: if rc {
                 Some(Syndrome::Nak(NakCode::RemoteOperationalError))
