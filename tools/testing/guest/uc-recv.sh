@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A UC responder's receive WQE after a SEND it drops for length (vm-run [--provider
-# rxe|rrxe]): runs /usr/libexec/rrxe/uc-recv against $RRXE_DEV (see uc-recv.c: without an
-# SRQ the WQE serves the next message from its start; with one it completes in error and
-# the rest of the broken message is dropped). TAP output; fails if a check fails.
+# A UC responder's receive WQE after a SEND it drops for length, or cannot write (vm-run
+# --provider rrxe; rxe fails it, rrxe.rst difference 23): runs /usr/libexec/rrxe/uc-recv
+# against $RRXE_DEV (see uc-recv.c: without an SRQ the WQE serves the next message from
+# its start; with one it completes in error and the rest of the broken message is
+# dropped; an SGE beyond its MR fails the WQE as malformed). TAP output; fails if a check
+# fails.
 #
 #   uc-recv.sh [-t CHECK,...]
 set -uo pipefail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uc-recv: what a UC responder does with the receive WQE of a SEND it drops for length.
+ * uc-recv: what a UC responder does with the receive WQE of a SEND it drops for length,
+ * and with one it cannot write.
  * Two UC QPs of one device; the target's receive buffer is 2 MTUs less 16 bytes, the
  * first SEND 3 MTUs, so that its first packet lands and its second overflows the buffer;
  * then a 64-byte SEND of other bytes. The IBA's responder error classes of UC (rxe keeps
@@ -13,6 +14,9 @@
  *   srq   with an SRQ (class E): the WQE is completed with IBV_WC_REM_INV_REQ_ERR and
  *         the rest of the message (its Last packet) dropped: the next WQE completes with
  *         the 64-byte SEND, not with a piece of the broken message
+ *   bad_sge  not a length error: the receive SGE runs past the end of the MR its lkey
+ *         names, and a SEND of an MTU and 64 bytes reaches beyond it (a malformed WQE,
+ *         class A, as rxe): the WQE completes with IBV_WC_LOC_QP_OP_ERR, the QP in error
  *
  *   uc-recv [-d DEV] [-t CHECK,...]
  */
@@ -40,6 +44,7 @@ struct pair {
 	struct ibv_qp *qp[2];
 	struct ibv_srq *srq;
 	struct ibv_mr *mr;
+	struct ibv_mr *small;	/* the first MTU of receive buffer 0 alone (bad_sge) */
 	uint8_t *buf;	/* the sender's 3 MTUs, then the receive buffers */
 	size_t len;
 };
@@ -56,6 +61,8 @@ static void pair_free(struct pair *p)
 	for (i = 0; i < 2; i++)
 		if (p->cq[i])
 			ibv_destroy_cq(p->cq[i]);
+	if (p->small)
+		ibv_dereg_mr(p->small);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
 	free(p->buf);
@@ -116,14 +123,23 @@ static uint8_t *recv_buf(struct pair *p, int i)
 	return p->buf + 3 * mtu + (size_t)i * 2 * mtu;
 }
 
-/* Posts receive buffer I with wr_id I + 1, to the SRQ or to the target QP; 0 or errno. */
-static int post_recv(struct pair *p, int i)
+/*
+ * Posts receive buffer I with wr_id I + 1, to the SRQ or to the target QP, with the lkey
+ * of MR (whole buffer or not); 0 or errno.
+ */
+static int post_recv_mr(struct pair *p, int i, struct ibv_mr *mr)
 {
-	struct ibv_sge sge = { (uintptr_t)recv_buf(p, i), 2 * mtu - 16, p->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)recv_buf(p, i), 2 * mtu - 16, mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = i + 1, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	memset(recv_buf(p, i), 0, 2 * mtu);
 	return p->srq ? ibv_post_srq_recv(p->srq, &wr, &bad) : ibv_post_recv(p->qp[1], &wr, &bad);
+}
+
+/* Posts receive buffer I with the whole buffer's lkey. */
+static int post_recv(struct pair *p, int i)
+{
+	return post_recv_mr(p, i, p->mr);
 }
 
 /* Waits for one completion on side I's CQ for at most SECS; 1 if one came, else 0. */
@@ -145,9 +161,12 @@ static int send_msg(struct pair *p, uint32_t len, uint8_t fill)
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
 
+	int err;
+
 	memset(p->buf, fill, len);
-	if (ibv_post_send(p->qp[0], &wr, &bad))
-		return tap_diag("ibv_post_send: %s", strerror(errno));
+	err = ibv_post_send(p->qp[0], &wr, &bad);
+	if (err)
+		return tap_diag("ibv_post_send: %s", strerror(err));
 	if (!wait_wc(p, 0, &wc, TIMEOUT_S))
 		return tap_diag("no send completion");
 	if (wc.status != IBV_WC_SUCCESS)
@@ -183,14 +202,17 @@ static void check(const char *name, int with_srq)
 {
 	struct pair p;
 	struct ibv_wc wc;
-	int good = 1;
+	int good = 1, err;
 
 	if (pair_new(&p, with_srq)) {
 		ok(0, "%s: setup", name);
 		return;
 	}
-	if (post_recv(&p, 0) || (with_srq && post_recv(&p, 1))) {
-		ok(0, "%s: posting the receives: %s", name, strerror(errno));
+	err = post_recv(&p, 0);
+	if (!err && with_srq)
+		err = post_recv(&p, 1);
+	if (err) {
+		ok(0, "%s: posting the receives: %s", name, strerror(err));
 		pair_free(&p);
 		return;
 	}
@@ -226,12 +248,45 @@ static void check(const char *name, int with_srq)
 	pair_free(&p);
 }
 
+/* A receive SGE past the end of its MR: the WQE fails as malformed, not for length. */
+static void check_bad_sge(const char *name, int unused)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	int good, err;
+
+	if (pair_new(&p, 0)) {
+		ok(0, "%s: setup", name);
+		return;
+	}
+	p.small = ibv_reg_mr(pd, recv_buf(&p, 0), mtu, IBV_ACCESS_LOCAL_WRITE);
+	err = p.small ? post_recv_mr(&p, 0, p.small) : errno;
+	if (err) {
+		ok(0, "%s: the small MR and the receive: %s", name, strerror(err));
+		pair_free(&p);
+		return;
+	}
+	if (send_msg(&p, mtu + SMALL, 0xa5)) {
+		ok(0, "%s: sending", name);
+		pair_free(&p);
+		return;
+	}
+	good = wait_wc(&p, 1, &wc, TIMEOUT_S) ?
+		       recv_is(&p, &wc, 1, IBV_WC_LOC_QP_OP_ERR, 0) :
+		       !tap_diag("no receive completion");
+	ok(good, "%s: a UC SEND beyond the MR of its receive SGE completes the WQE with "
+		 "IBV_WC_LOC_QP_OP_ERR", name);
+	pair_free(&p);
+}
+
 static const struct {
 	const char *name;
-	int with_srq;
+	void (*run)(const char *name, int arg);
+	int arg;
 } checks[] = {
-	{ "rq", 0 },
-	{ "srq", 1 },
+	{ "rq", check, 0 },
+	{ "srq", check, 1 },
+	{ "bad_sge", check_bad_sge, 0 },
 };
 
 int main(int argc, char **argv)
@@ -266,7 +321,7 @@ int main(int argc, char **argv)
 
 		snprintf(want, sizeof(want), ",%s,", checks[i].name);
 		if (!only || strstr(list, want))
-			check(checks[i].name, checks[i].with_srq);
+			checks[i].run(checks[i].name, checks[i].arg);
 	}
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
