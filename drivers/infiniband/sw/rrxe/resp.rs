@@ -553,7 +553,9 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
     if qp.qp_type.is_datagram() {
         // The network header goes first.
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
-        sgl::write(d, qp.owner(), sges, 0, Bytes::Slice(&grh.area)).map_err(mem_err_local)?;
+        // It fits: `check_length` saw the payload and the header fit the buffer.
+        sgl::write(d, qp.owner(), sges, 0, Bytes::Slice(&grh.area))
+            .map_err(|_| RespError::MalformedWqe)?;
         r.offset = UD_GRH_LEN;
         wc.wc_flags |= WcFlags::GRH.bits();
         wc.network_hdr_type = if grh.ipv4 {
@@ -566,13 +568,15 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
         wc.src_qp = pkt.hdr.deth.map_or(0, |x| x.src_qpn);
     }
     // A message longer than the device's largest (`max_msg_sz`) is a length error, as one
-    // that overflows the receive buffer is: its completion's byte count (32 bits) could not
-    // say how much arrived.
+    // that overflows the receive buffer is (its completion's byte count, 32 bits, could
+    // not say how much arrived): found before a byte of the packet is written. Within the
+    // buffer, a write fails for the WQE's own fault (an SGE beyond its MR, a bad lkey):
+    // a malformed WQE.
     let end = r.offset + pkt.payload.len() as u64;
-    if end > u64::from(crate::params::MAX_MSG_SZ) {
+    if end > u64::from(crate::params::MAX_MSG_SZ) || end > resp.wqe.sges.len() {
         return Err(RespError::Length);
     }
-    sgl::write(d, qp.owner(), sges, r.offset, pkt.payload).map_err(mem_err_local)?;
+    sgl::write(d, qp.owner(), sges, r.offset, pkt.payload).map_err(|_| RespError::MalformedWqe)?;
     r.offset = end;
     wc.byte_len = end as u32;
     finish_message(p, pkt, wc)
@@ -743,12 +747,4 @@ fn finish_message(p: &mut Pass<'_>, pkt: &RxPacket<'_>, mut wc: Cqe) -> Result<(
         complete_recv(p, &wc, pkt.hdr.bth.solicited);
     }
     Ok(())
-}
-
-/// A memory error on the local side of a receive (the receive WQE's SGEs).
-fn mem_err_local(e: MemError) -> RespError {
-    match e {
-        MemError::Range => RespError::Length,
-        _ => RespError::MalformedWqe,
-    }
 }
