@@ -234,8 +234,10 @@ pub const MAX_HEADER_LEN: usize = {
 type Shape = (Operation, Position, HeaderSet);
 
 /// [`Opcode::decode_shape`] of every opcode, indexed by its byte (the bytes no opcode has
-/// hold a filler that no [`Opcode`] can reach).
-const SHAPES: [Shape; 256] = {
+/// hold a filler that no [`Opcode`] can reach). A `static`: a `const` array indexed at run
+/// time may be copied whole to the stack first (1 KiB, a `memcpy` per lookup, as in the
+/// responder's checks).
+static SHAPES: [Shape; 256] = {
     let mut t = [(Operation::Send, Position::Only, HeaderSet::NONE); 256];
     let mut i = 0;
     while i < Opcode::ALL.len() {
@@ -248,7 +250,7 @@ const SHAPES: [Shape; 256] = {
 
 /// [`Opcode::header_len`] of every opcode, indexed by its byte (0 where no opcode is),
 /// from [`SHAPES`]: a load, not a sum over the extension headers, per packet.
-const HEADER_LENS: [u8; 256] = {
+static HEADER_LENS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < Opcode::ALL.len() {
