@@ -16,7 +16,8 @@
 //! - [`icrc`]: the RoCEv2 invariant CRC over the masked pseudo-header;
 //! - [`psn`], [`mtu`], [`timers`], [`verbs`]: arithmetic, sizes and verbs-level values;
 //! - decision logic: [`admit`] (which packets a QP takes), [`requester`], [`responder`],
-//!   [`completer`], and [`readholes`] (the selective retry of an RDMA READ).
+//!   [`completer`], [`readholes`] (the selective retry of an RDMA READ) and [`burst`]
+//!   (several packets of a message between two QPs of one device as one datagram).
 //!
 //! Everything that looks at packet or user data is total: decoding returns
 //! `Result<_, ProtoError>`, slices are taken with `get`, and sequence numbers and lengths use
@@ -28,6 +29,7 @@ pub mod admit;
 pub mod aeth;
 pub mod atomic;
 pub mod bth;
+pub mod burst;
 pub mod completer;
 pub mod deth;
 pub mod flush;

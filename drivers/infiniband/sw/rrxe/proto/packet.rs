@@ -82,10 +82,17 @@ impl Layout {
     /// opcode carries no payload but `payload_len` is not zero, or when the payload exceeds
     /// [`MAX_PAYLOAD`].
     pub const fn new(opcode: Opcode, payload_len: usize) -> Result<Layout> {
+        Self::with_max::<MAX_PAYLOAD>(opcode, payload_len)
+    }
+
+    /// As [`Self::new`], with payloads up to `MAX` bytes (a loopback burst's,
+    /// [`super::burst::MAX_BURST_PAYLOAD`]). A constant, so that each bound has its own
+    /// code: a single packet's pays nothing for bursts.
+    pub const fn with_max<const MAX: usize>(opcode: Opcode, payload_len: usize) -> Result<Layout> {
         if payload_len != 0 && !opcode.has_payload() {
             return Err(ProtoError::UnexpectedPayload);
         }
-        if payload_len > MAX_PAYLOAD {
+        if payload_len > MAX {
             return Err(ProtoError::PayloadTooLong);
         }
         let header_len = opcode.header_len();
@@ -180,9 +187,19 @@ impl Headers {
     /// Writes the headers of a packet with `payload_len` payload bytes, as [`Self::write`]
     /// does, into `buf`, which needs room for the headers only (the payload, pad and ICRC
     /// go elsewhere: by reference, in a trailer).
+    #[inline]
     pub fn write_head(&self, payload_len: usize, buf: &mut [u8]) -> Result<Layout> {
+        self.write_head_max::<MAX_PAYLOAD>(payload_len, buf)
+    }
+
+    /// As [`Self::write_head`], with payloads up to `MAX` bytes ([`Layout::with_max`]).
+    pub fn write_head_max<const MAX: usize>(
+        &self,
+        payload_len: usize,
+        buf: &mut [u8],
+    ) -> Result<Layout> {
         let opcode = self.bth.opcode;
-        let layout = Layout::new(opcode, payload_len)?;
+        let layout = Layout::with_max::<MAX>(opcode, payload_len)?;
         let wanted = opcode.headers();
         if self.present().with(HeaderSet::PAYLOAD) != wanted.with(HeaderSet::PAYLOAD) {
             return Err(ProtoError::HeaderMismatch);
@@ -339,7 +356,12 @@ impl Packet<Range<usize>> {
     /// payload's offsets in the packet. The checks and the result of [`Packet::parse`] of
     /// the whole packet; `Truncated` also when `head` does not hold the headers.
     pub fn parse_head(head: &[u8], len: usize) -> Result<Self> {
-        let (bth, payload) = Self::peek_head(head, len)?;
+        Self::parse_head_max(head, len, MAX_PAYLOAD)
+    }
+
+    /// As [`Packet::parse_head`], with payloads up to `max` bytes (a loopback burst's).
+    pub fn parse_head_max(head: &[u8], len: usize, max: usize) -> Result<Self> {
+        let (bth, payload) = Self::peek_head_max(head, len, max)?;
         let hdr = Headers::parse_ext(bth, head)?;
         Ok(Packet { hdr, payload })
     }
@@ -348,6 +370,11 @@ impl Packet<Range<usize>> {
     /// [`Packet::peek`]), so `head` need hold only the BTH: the same result when it holds
     /// the extension headers too.
     pub fn peek_head(head: &[u8], len: usize) -> Result<(Bth, Range<usize>)> {
+        Self::peek_head_max(head, len, MAX_PAYLOAD)
+    }
+
+    /// As [`Packet::peek_head`], with payloads up to `max` bytes (a loopback burst's).
+    pub fn peek_head_max(head: &[u8], len: usize, max: usize) -> Result<(Bth, Range<usize>)> {
         let head = head
             .get(..len.min(head.len()))
             .ok_or(ProtoError::Truncated)?;
@@ -369,7 +396,7 @@ impl Packet<Range<usize>> {
         if body & 3 != 0 {
             return Err(ProtoError::Misaligned);
         }
-        if payload_len > MAX_PAYLOAD {
+        if payload_len > max {
             return Err(ProtoError::PayloadTooLong);
         }
         Ok((bth, header_len..header_len + payload_len))

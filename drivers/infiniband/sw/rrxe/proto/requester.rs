@@ -11,6 +11,7 @@
 //! is `first + max(1, ceil(len / m))`. Atomics, FLUSH and ATOMIC WRITE are one packet and one
 //! PSN. UD messages are one packet and must fit the MTU.
 
+use super::burst::{Burst, MAX_BURST, MAX_BURST_PAYLOAD};
 use super::flush::ATOMIC_WRITE_LEN;
 use super::mtu::Mtu;
 use super::opcode::{Opcode, Operation};
@@ -223,6 +224,20 @@ impl Segmenter {
         self.first_psn.wrapping_add(self.span.saturating_sub(1))
     }
 
+    /// Packets still to send.
+    pub const fn packets_left(&self) -> u32 {
+        if self.done {
+            0
+        } else {
+            self.packets.saturating_sub(self.next)
+        }
+    }
+
+    /// The path MTU it cuts by, in bytes.
+    pub const fn mtu(&self) -> u32 {
+        self.mtu
+    }
+
     /// PSNs the WQE consumes: the next WQE starts at `first_psn + psn_span`.
     pub const fn psn_span(&self) -> u32 {
         self.span
@@ -240,6 +255,51 @@ impl Segmenter {
         self.next = k;
         self.done = false;
         Ok(())
+    }
+}
+
+impl Segmenter {
+    /// The next packets of a SEND or RDMA WRITE, at most `max_k` of them (and
+    /// [`MAX_BURST`], and [`MAX_BURST_PAYLOAD`] bytes), as one loopback burst
+    /// ([`super::burst`]); as [`Iterator::next`] (a burst of one packet) when no more
+    /// than one can go. The last packet of an RDMA WRITE with immediate data goes alone:
+    /// it takes a receive WQE, and the packets before it land whether or not it finds one.
+    pub fn next_burst(&mut self, max_k: u32) -> Option<Burst> {
+        if self.done {
+            return None;
+        }
+        let at = self.next;
+        let left = self.packets.saturating_sub(at);
+        let fit = (MAX_BURST_PAYLOAD as u32)
+            .checked_div(self.mtu)
+            .unwrap_or(0);
+        let mut k = max_k.min(left).min(MAX_BURST).min(fit);
+        if k == left && matches!(self.wr, WrOpcode::RdmaWriteImm) {
+            k = k.saturating_sub(1);
+        }
+        if k < 2 {
+            return self.next().map(|seg| Burst { seg, k: 1 });
+        }
+        let last = k == left;
+        let opcode = packet_opcode(self.qp, self.wr, at == 0, last).ok()?;
+        if !matches!(opcode.operation(), Operation::Send | Operation::Write) {
+            return self.next().map(|seg| Burst { seg, k: 1 });
+        }
+        let offset = at.saturating_mul(self.mtu).min(self.len);
+        let remaining = self.len.saturating_sub(offset);
+        let seg = Segment {
+            opcode,
+            psn: self.first_psn.wrapping_add(at),
+            offset,
+            payload_len: remaining.min(k.saturating_mul(self.mtu)),
+            remaining,
+        };
+        if last {
+            self.done = true;
+        } else {
+            self.next = at.saturating_add(k);
+        }
+        Some(Burst { seg, k })
     }
 }
 
@@ -310,6 +370,21 @@ impl AckReqPolicy {
     }
 }
 
+impl AckReqPolicy {
+    /// Whether a loopback burst ([`super::burst`]) requests an ACK: always on RC. The
+    /// window of [`MAX_UNACKED_PSNS`] holds about two bursts, so each one's acknowledge
+    /// lets the next go.
+    pub const fn burst_ack_req(qp: QpType) -> bool {
+        matches!(qp, QpType::Rc)
+    }
+
+    /// A burst went (and asked for an ACK): the packets without a request count again
+    /// from it.
+    pub fn burst_sent(&mut self) {
+        self.unrequested = 0;
+    }
+}
+
 /// The BTH SE bit: set when the work request asked for a solicited event, on the last packet
 /// of a SEND or of an RDMA WRITE with immediate data.
 pub const fn solicited(opcode: Opcode, wr_solicited: bool) -> bool {
@@ -323,6 +398,22 @@ pub const fn solicited(opcode: Opcode, wr_solicited: bool) -> bool {
 /// most [`MAX_UNACKED_PSNS`] PSNs ahead of it.
 pub const fn psn_window_open(next_psn: Psn, oldest_unacked: Psn) -> bool {
     !next_psn.is_after(oldest_unacked.wrapping_add(MAX_UNACKED_PSNS))
+}
+
+/// How many PSNs an RC requester may still send from `next_psn` ([`psn_window_open`] for
+/// each of them): 0 when the window is closed.
+pub const fn window_room(next_psn: Psn, oldest_unacked: Psn) -> u32 {
+    let limit = oldest_unacked.wrapping_add(MAX_UNACKED_PSNS);
+    if next_psn.is_after(limit) {
+        0
+    } else {
+        let room = limit.distance_from(next_psn).saturating_add(1);
+        if room > MAX_UNACKED_PSNS + 1 {
+            MAX_UNACKED_PSNS + 1
+        } else {
+            room
+        }
+    }
 }
 
 /// What the requester knows when it looks at the next send WQE.
