@@ -11,7 +11,7 @@ use crate::{
 use core::{
     mem::{ManuallyDrop, MaybeUninit},
     ops::Range,
-    ptr::NonNull,
+    ptr::{self, NonNull},
 };
 use kernel::{prelude::*, types::Opaque};
 
@@ -252,6 +252,33 @@ impl SkBuff {
         // SAFETY: The skb is valid; `data_len` is a plain field, not written while the
         // skb is borrowed.
         unsafe { (*self.as_raw()).data_len == 0 }
+    }
+
+    /// The first word of the skb's control buffer (`skb->cb`), as [`Self::set_cb_word`]
+    /// set it; whatever an earlier layer left there otherwise.
+    #[inline]
+    pub fn cb_word(&self) -> u32 {
+        // SAFETY: The skb is valid; `cb` is a plain array of 48 bytes, not written while
+        // the skb is borrowed. The read is unaligned-safe.
+        unsafe {
+            ptr::addr_of!((*self.as_raw()).cb)
+                .cast::<u32>()
+                .read_unaligned()
+        }
+    }
+
+    /// Sets the first word of the skb's control buffer (`skb->cb`): private data of the
+    /// layer that holds the skb, which travels with it (a queue, a clone) until another
+    /// layer takes it. A new skb's is 0 (`alloc_skb` zeroes it).
+    #[inline]
+    pub fn set_cb_word(&mut self, word: u32) {
+        // SAFETY: The skb is ours (`&mut`); `cb` is a plain array of 48 bytes. The write
+        // is unaligned-safe.
+        unsafe {
+            ptr::addr_of_mut!((*self.as_raw()).cb)
+                .cast::<u32>()
+                .write_unaligned(word)
+        }
     }
 
     /// Makes the first `len` bytes after the transport header linear (all of them if the

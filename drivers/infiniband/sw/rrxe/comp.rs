@@ -540,8 +540,13 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         p.count(Counter::RcvdBadTypeState);
         return;
     }
+    if recv::burst_of(&skb).is_some() {
+        // A burst is of a request (SEND, RDMA WRITE), never of responses.
+        p.count(Counter::RcvdBadPkt);
+        return;
+    }
     let Some(view) = skb.rx_view() else { return };
-    let Some(pkt) = recv::parse(&view) else {
+    let Some(pkt) = recv::parse(&view, None) else {
         return;
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) {

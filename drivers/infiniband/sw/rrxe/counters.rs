@@ -74,10 +74,13 @@ pub(crate) enum Counter {
     /// Packets of `rcvd_pkts` whose payload stayed in the skb's fragments (a NIC's pages,
     /// or a sender's on this host), copied from there to its destination.
     RcvdPaged = 29,
+    /// Datagrams of `sent_pkts` that carried several packets of a message to a QP of the
+    /// same device (a loopback burst; `sent_pkts` counts its packets).
+    SentBursts = 30,
 }
 
 /// Number of counters.
-const NUM: usize = 30;
+const NUM: usize = 31;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -111,6 +114,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("ack_coalesced"),
     c_str!("sent_zero_copy"),
     c_str!("rcvd_paged"),
+    c_str!("sent_bursts"),
 ]);
 
 /// The counters of one device.
@@ -124,8 +128,13 @@ impl Counters {
 
     /// Counts one event.
     pub(crate) fn inc(&self, c: Counter) {
+        self.add(c, 1);
+    }
+
+    /// Counts `n` events.
+    pub(crate) fn add(&self, c: Counter, n: u64) {
         if let Some(v) = self.0.get(c as usize) {
-            v.fetch_add(1, Ordering::Relaxed);
+            v.fetch_add(n, Ordering::Relaxed);
         }
     }
 

@@ -104,6 +104,11 @@ impl RrxeDev {
         self.counters.inc(c);
     }
 
+    /// Counts `n` events (the packets of a loopback burst).
+    pub(crate) fn count_n(&self, c: Counter, n: u32) {
+        self.counters.add(c, u64::from(n));
+    }
+
     /// The QPs by number.
     pub(crate) fn qps(&self) -> &Arc<QpTable> {
         &self.qps

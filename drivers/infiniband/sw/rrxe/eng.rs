@@ -102,6 +102,9 @@ pub(crate) struct Cur {
     pub(crate) path: Option<Path>,
     pub(crate) dest_qpn: u32,
     pub(crate) qkey: u32,
+    /// Whether its packets may go in loopback bursts ([`crate::proto::burst`]): not once
+    /// it was sent again (a retry resends packet by packet) or a burst could not go.
+    pub(crate) bursts: bool,
 }
 
 /// A read/atomic resource of the responder: what a retried request needs to be answered

@@ -18,7 +18,9 @@ use crate::{
     icrc::KernelCrc,
     proto::{
         bth::MULTICAST_QPN,
+        burst::{self, MAX_BURST_PAYLOAD},
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
+        mtu::Mtu,
         opcode::{BTH_LEN, MAX_HEADER_LEN},
         packet::{Packet, ICRC_LEN, MAX_PAYLOAD},
     },
@@ -33,6 +35,30 @@ pub(crate) type RxPacket<'a> = Packet<Bytes<'a>>;
 /// largest payload (with its pad, a multiple of four) and the ICRC.
 const MAX_DATAGRAM: usize = UDP_HDR_LEN + MAX_HEADER_LEN + MAX_PAYLOAD + ICRC_LEN;
 
+/// The tag of a loopback burst's mark in its skb's control buffer
+/// ([`SkBuff::cb_word`]): the tag, then the IB code of the sender's path MTU.
+const BURST_TAG: u32 = 0x6275_0000;
+
+/// The word a datagram carries in its skb's control buffer while it is queued: a loopback
+/// burst's mark (see [`crate::proto::burst`]) with the sender's path MTU, else 0. The
+/// wire's path clears it ([`process`]: the IP layer used the buffer), so nothing from a
+/// wire is taken for a burst; a loopback packet's skb is new, its word 0.
+pub(crate) const fn mark(burst: Option<Mtu>) -> u32 {
+    match burst {
+        Some(mtu) => BURST_TAG | mtu.to_ib(),
+        None => 0,
+    }
+}
+
+/// The sender's path MTU if `word` is a burst's mark.
+fn burst_mtu(word: u32) -> Option<Mtu> {
+    if word & 0xffff_0000 == BURST_TAG {
+        Mtu::from_ib(word & 0xffff).ok()
+    } else {
+        None
+    }
+}
+
 /// Where a datagram comes from.
 #[derive(Clone, Copy)]
 pub(crate) enum Origin<'a> {
@@ -43,16 +69,33 @@ pub(crate) enum Origin<'a> {
     Loopback(&'a Woken),
 }
 
+/// The sender's path MTU if a received datagram is a loopback burst (its payload may then
+/// be as long as [`MAX_BURST_PAYLOAD`]).
+pub(crate) fn burst_of(skb: &SkBuff) -> Option<Mtu> {
+    burst_mtu(skb.cb_word())
+}
+
+/// The longest payload of a datagram, a loopback burst if `burst` (its [`burst_of`]).
+fn max_payload(burst: Option<Mtu>) -> usize {
+    if burst.is_some() {
+        MAX_BURST_PAYLOAD
+    } else {
+        MAX_PAYLOAD
+    }
+}
+
 /// The packet of a received datagram, decoded from the headers at the start of its
-/// payload; its payload left where it lies. `None` if it does not decode.
-pub(crate) fn parse<'a>(view: &RxView<'a>) -> Option<RxPacket<'a>> {
-    let pkt = Packet::parse_head(view.head(), view.payload_len()).ok()?;
+/// payload (a loopback burst's too, if `burst` is its [`burst_of`]); its payload left
+/// where it lies. `None` if it does not decode.
+pub(crate) fn parse<'a>(view: &RxView<'a>, burst: Option<Mtu>) -> Option<RxPacket<'a>> {
+    let pkt = Packet::parse_head_max(view.head(), view.payload_len(), max_payload(burst)).ok()?;
     let payload = view.bytes(pkt.payload.clone())?;
     Some(pkt.with_payload(payload))
 }
 
-/// The QPN of a valid packet and whether it is a request.
-fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool)> {
+/// The QPN of a valid packet, whether it is a request, and how many packets it stands for
+/// (a loopback burst's, by its sender's MTU; else 1).
+fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool, u32)> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -66,7 +109,10 @@ fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bo
         _ => return None,
     };
     // The stage that takes it parses it whole.
-    let (bth, _) = Packet::peek_head(view.head(), view.payload_len()).ok()?;
+    let burst = burst_of(skb);
+    let (bth, payload) =
+        Packet::peek_head_max(view.head(), view.payload_len(), max_payload(burst)).ok()?;
+    let packets = burst.map_or(1, |mtu| burst::packets(payload.len() as u32, mtu));
     if matches!(origin, Origin::Wire) {
         // After the headers, the bytes may lie in fragments: the CRC runs over them there.
         let icrc_at = view.payload_len().checked_sub(ICRC_LEN)?;
@@ -78,7 +124,7 @@ fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bo
         let rest = |crc| view.crc32(crc32, crc, BTH_LEN..icrc_at);
         icrc::verify_parts(&KernelCrc(crc32), &net, view.head(), rest, &stored).ok()?;
     }
-    Some((bth.dest_qpn, bth.opcode.is_request()))
+    Some((bth.dest_qpn, bth.opcode.is_request(), packets))
 }
 
 /// Takes one received datagram for device `dev`.
@@ -92,11 +138,15 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     // linear already: the transmit path wrote them there.
     let wire = matches!(origin, Origin::Wire);
     let head = UDP_HDR_LEN + MAX_HEADER_LEN;
-    if wire && skb.pull_transport(head, MAX_DATAGRAM).is_err() {
-        data.count(Counter::RcvdBadPkt);
-        return;
+    if wire {
+        // The control buffer holds what the IP layer left there: no burst's mark.
+        skb.set_cb_word(mark(None));
+        if skb.pull_transport(head, MAX_DATAGRAM).is_err() {
+            data.count(Counter::RcvdBadPkt);
+            return;
+        }
     }
-    let Some((qpn, request)) = classify(data, &skb, origin) else {
+    let Some((qpn, request, packets)) = classify(data, &skb, origin) else {
         data.count(Counter::RcvdBadPkt);
         return;
     };
@@ -113,9 +163,9 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         data.count(Counter::RcvdBadPkt);
         return;
     };
-    data.count(Counter::RcvdPkts);
+    data.count_n(Counter::RcvdPkts, packets);
     if !skb.is_linear() {
-        data.count(Counter::RcvdPaged);
+        data.count_n(Counter::RcvdPaged, packets);
     }
     qp.enqueue(skb, request, woken);
 }

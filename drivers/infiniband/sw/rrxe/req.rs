@@ -8,13 +8,14 @@ use crate::{
     counters::Counter,
     device::RrxeDev,
     eng::{Cur, Track},
-    ext::rdma::device::Device,
+    ext::{param, rdma::device::Device},
     mem::{self, MemError, Owner, PagePiece},
     mr, mw,
     pass::Pass,
     proto::{
         atomic::AtomicEth,
         bth::{Bth, QPN_MASK},
+        burst::Burst,
         deth::Deth,
         flush::Feth,
         ieth::Ieth,
@@ -24,7 +25,8 @@ use crate::{
         packet::Headers,
         readholes::Hole,
         requester::{
-            gate, psn_window_open, solicited, Gate, GateInput, ReqError, Segment, Segmenter,
+            gate, psn_window_open, solicited, window_room, AckReqPolicy, Gate, GateInput, ReqError,
+            Segmenter,
         },
         reth::Reth,
         verbs::{QpType, WcStatus, WrOpcode},
@@ -140,29 +142,50 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
         if p.inner.tx_throttled() {
             return false;
         }
-        let Some(cur) = p.inner.eng.cur.as_mut() else {
+        let eng = &mut p.inner.eng;
+        let Some(cur) = eng.cur.as_mut() else {
             continue;
         };
-        let Some(seg) = cur.seg.next() else {
+        let next = if cur.bursts {
+            // As many packets as the window of unacknowledged PSNs takes.
+            cur.seg.next_burst(window_room(cur.next_psn, eng.comp.psn))
+        } else {
+            cur.seg.next().map(|seg| Burst { seg, k: 1 })
+        };
+        let Some(b) = next else {
             finish_cur(p.inner);
             continue;
         };
-        cur.next_psn = seg.psn.next();
+        let seg = b.seg;
+        cur.next_psn = b.last_psn().next();
         // An RDMA READ request is answered with PSNs up to the read's last.
         let end = if seg.opcode.operation() == Operation::ReadRequest {
             cur.seg.last_psn().next()
         } else {
-            seg.psn.next()
+            b.last_psn().next()
         };
         let last = seg.opcode.is_end();
-        match send_segment(p, &seg) {
-            Ok(()) => p.inner.eng.note_sent(end),
+        match send_segment(p, &b) {
+            Ok(true) => p.inner.eng.note_sent(end),
+            Ok(false) => {
+                // The burst could not go: its packets go one by one, and the rest of the
+                // WQE's too.
+                if let Some(cur) = p.inner.eng.cur.as_mut() {
+                    cur.bursts = false;
+                    cur.next_psn = seg.psn;
+                    if cur.seg.resume_at(seg.psn).is_err() {
+                        fail_cur(p.inner, WcStatus::LocQpOpErr);
+                        return false;
+                    }
+                }
+                continue;
+            }
             Err(status) => {
                 fail_cur(p.inner, status);
                 return false;
             }
         }
-        sent += 1;
+        sent += b.k;
         // The retransmission timer runs while packets are unacknowledged: each packet sent
         // pushes it out (an RNR NAK or the error state taken earlier in this pass asked to
         // stop it; a completer that found nothing outstanding left it to expire).
@@ -442,6 +465,16 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     } else {
         first_psn
     };
+    // Loopback bursts ([`crate::proto::burst`]): a userspace client's RC SEND or RDMA
+    // WRITE of registered memory (not inline) of several packets, by reference
+    // (`zero_copy`), to this device itself. A WQE sent again goes packet by packet.
+    let bursts = !again
+        && seg.packets_left() > 1
+        && !qp.kernel
+        && qp.qp_type == QpType::Rc
+        && !inner.eng.wqe.inline
+        && param::zero_copy()
+        && tx::loops_back(&p.link, &inner.path);
     inner.eng.cur = Some(Cur {
         index,
         seg,
@@ -449,6 +482,7 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         path,
         dest_qpn,
         qkey,
+        bursts,
     });
     true
 }
@@ -504,16 +538,23 @@ impl tx::Payload for SqPayload<'_> {
     }
 }
 
-/// Builds and sends one packet of the current WQE.
-fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
+/// Builds and sends one packet of the current WQE, or a loopback burst of them. Returns
+/// whether it went (a burst may not: nothing was sent then).
+fn send_segment(p: &mut Pass<'_>, b: &Burst) -> Result<bool, WcStatus> {
     let (qp, dev, link) = (p.qp, p.dev, p.link);
     let inner = &mut *p.inner;
-    let ack_req = inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode);
+    let seg = &b.seg;
+    let ack_req = if b.k > 1 {
+        // Counted as sent only if the burst goes (below).
+        AckReqPolicy::burst_ack_req(qp.qp_type)
+    } else {
+        inner.eng.ack_policy.ack_req(qp.qp_type, seg.opcode)
+    };
     let Some(cur) = inner.eng.cur.as_ref() else {
         return Err(WcStatus::LocQpOpErr);
     };
     let Some(tx) = inner.tx.as_ref() else {
-        return Ok(());
+        return Ok(true);
     };
     let wqe = &inner.eng.wqe;
     let set = seg.opcode.headers();
@@ -581,22 +622,33 @@ fn send_segment(p: &mut Pass<'_>, seg: &Segment) -> Result<(), WcStatus> {
         // for the rest of a message in progress too.
         path: cur.path.as_ref().unwrap_or(&inner.path),
     };
-    let res = tx::send_from(s, &hdr, seg.payload_len as usize, &payload);
+    let res = if b.k > 1 {
+        let Some(mtu) = Mtu::fitting(cur.seg.mtu()) else {
+            return Ok(false);
+        };
+        tx::send_burst(s, &hdr, seg.payload_len as usize, b.k, mtu, &payload)
+    } else {
+        tx::send_from(s, &hdr, seg.payload_len as usize, &payload).map(|()| true)
+    };
+    if b.k > 1 && matches!(res, Ok(true) | Err(TxError::Net)) {
+        inner.eng.ack_policy.burst_sent();
+    }
     match res {
-        Ok(()) => {
+        Ok(false) => Ok(false),
+        Ok(true) => {
             if matches!(
                 seg.opcode.operation(),
                 Operation::Write | Operation::ReadRequest
             ) {
-                dev.data().count(Counter::RdmaSends);
+                dev.data().count_n(Counter::RdmaSends, b.k);
             }
-            Ok(())
+            Ok(true)
         }
         Err(TxError::Fill(_)) => Err(WcStatus::LocProtErr),
         // Lost like a packet on the wire: RC retries, UC and UD lose it.
         Err(TxError::Net) => {
             dev.data().count(Counter::SendErr);
-            Ok(())
+            Ok(true)
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::{
         aeth::{Aeth, NakCode, Syndrome},
         atomic::AtomicAckEth,
         bth::{Bth, QPN_MASK},
+        burst::{self, check_burst, check_burst_write},
         flush::SEL_MR,
         grh::{UdGrh, UD_GRH_LEN},
         mtu::Mtu,
@@ -52,7 +53,9 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
 /// Sends read responses and processes requests, up to the budget. Returns true if there
 /// is more to do.
 fn requests(p: &mut Pass<'_>) -> bool {
-    for _ in 0..BUDGET {
+    // Packets: a loopback burst counts those it stands for.
+    let mut spent = 0;
+    while spent < BUDGET {
         if let Some(reading) = p.inner.eng.resp.reading.as_ref() {
             // A later ask for the rest of the read being replayed supersedes the replay
             // ([`Replay::superseded_by`]). Served one after another, stale asks kept a
@@ -62,7 +65,7 @@ fn requests(p: &mut Pass<'_>) -> bool {
             if let Some(replay) = reading.replay {
                 let mtu = p.inner.params.mtu;
                 if let Some(skb) = p.qp.req_q.pop_if(|skb| supersedes(skb, &replay, mtu)) {
-                    take_request(p, skb);
+                    spent += take_request(p, skb);
                     continue;
                 }
             }
@@ -70,25 +73,29 @@ fn requests(p: &mut Pass<'_>) -> bool {
                 return false;
             }
             send_read_response(p);
+            spent += 1;
             continue;
         }
         let Some(skb) = p.qp.req_q.pop() else {
             return false;
         };
-        take_request(p, skb);
+        spent += take_request(p, skb);
     }
     true
 }
 
 /// Processes one request packet taken from the queue; consumed if executed, else dropped.
-fn take_request(p: &mut Pass<'_>, skb: SkBuff) {
-    if p.inner.can_receive() {
-        if request(p, &skb) {
-            skb.consume();
-        }
-    } else {
+/// Returns the packets it stood for (a loopback burst's, else 1).
+fn take_request(p: &mut Pass<'_>, skb: SkBuff) -> u32 {
+    if !p.inner.can_receive() {
         p.count(Counter::RcvdBadTypeState);
+        return 1;
     }
+    let (done, packets) = request(p, &skb);
+    if done {
+        skb.consume();
+    }
+    packets
 }
 
 /// Whether `skb` is an RDMA READ request that supersedes `replay`
@@ -97,7 +104,8 @@ fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
     let Some(view) = skb.rx_view() else {
         return false;
     };
-    let Some(pkt) = recv::parse(&view) else {
+    // A burst is never a READ request.
+    let Some(pkt) = recv::parse(&view, None) else {
         return false;
     };
     let psn = pkt.psn();
@@ -449,8 +457,9 @@ fn in_sequence(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> bool {
 }
 
 /// The checks of a request in sequence before it executes: opcode sequence, access, a
-/// receive WQE, resources and lengths.
-fn check(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
+/// receive WQE, resources and lengths (a loopback burst's, cut by its sender's path MTU
+/// `burst`, for each of its packets). Returns the packets it stands for.
+fn check(p: &mut Pass<'_>, pkt: &RxPacket<'_>, burst: Option<Mtu>) -> Result<u32, RespError> {
     let qp = p.qp;
     let op = pkt.opcode();
     match check_op_seq(qp.qp_type, p.inner.eng.resp.prev, op) {
@@ -474,6 +483,16 @@ fn check(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
         have_recv,
     )?;
     let payload_len = pkt.payload.len() as u32;
+    if let Some(sender_mtu) = burst {
+        return check_burst(
+            qp.qp_type,
+            op,
+            payload_len,
+            pkt.hdr.reth,
+            sender_mtu,
+            params.mtu,
+        );
+    }
     check_length(
         qp.qp_type,
         op,
@@ -481,35 +500,48 @@ fn check(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
         params.mtu,
         pkt.hdr.reth,
         recv_len(p.inner),
-    )
+    )?;
+    Ok(1)
 }
 
-/// Processes one request packet. Returns whether it was executed; one refused, out of
-/// sequence or a duplicate is dropped.
-fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
+/// Processes one request packet, or a loopback burst of them ([`crate::proto::burst`]: as
+/// its packets would be, one after the other). Returns whether it was executed (one
+/// refused, out of sequence or a duplicate is dropped) and the packets it stood for.
+fn request(p: &mut Pass<'_>, skb: &SkBuff) -> (bool, u32) {
     let Some(view) = skb.rx_view() else {
-        return false;
+        return (false, 1);
     };
-    let Some(pkt) = recv::parse(&view) else {
-        return false;
+    let burst = recv::burst_of(skb);
+    let Some(pkt) = recv::parse(&view, burst) else {
+        return (false, 1);
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) || !in_sequence(p, &pkt) {
-        return false;
+        return (false, 1);
     }
     let op = pkt.opcode();
     let psn = pkt.psn();
-    if let Err(e) = check(p, &pkt).and_then(|()| execute(p, &pkt, view.ip)) {
+    let k = match check(p, &pkt, burst) {
+        Ok(k) => k,
+        Err(e) => {
+            reject(p, e, psn);
+            return (false, 1);
+        }
+    };
+    if let Err(e) = execute(p, &pkt, view.ip, k) {
         reject(p, e, psn);
-        return false;
+        return (false, 1);
     }
+    // The burst's last packet (the packet's own PSN if not a burst), which its
+    // acknowledge names.
+    let last = burst::last_psn(psn, k);
     if p.in_error() {
-        return true;
+        return (true, k);
     }
     let reply = reply_kind(p.qp.qp_type, op, pkt.hdr.bth.ack_req);
     if matches!(reply, Reply::Ack | Reply::CoalescedAck) {
         // Sent at once, or when the stage ends or another response goes first.
         let resp = &mut p.inner.eng.resp;
-        if resp.owed_ack.replace((psn, resp.msn)).is_some() {
+        if resp.owed_ack.replace((last, resp.msn)).is_some() {
             p.count(Counter::AckCoalesced);
         }
         if reply == Reply::Ack {
@@ -517,17 +549,17 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> bool {
         }
     }
     if !matches!(op.operation(), Operation::ReadRequest) {
-        p.inner.eng.resp.psn = psn.next();
+        p.inner.eng.resp.psn = last.next();
         p.inner.eng.resp.prev = Some(op);
     }
-    true
+    (true, k)
 }
 
-/// Executes a request that passed the checks.
-fn execute(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), RespError> {
+/// Executes a request that passed the checks (a burst of `k` packets, else 1).
+fn execute(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8], k: u32) -> Result<(), RespError> {
     match pkt.opcode().operation() {
         Operation::Send => execute_send(p, pkt, ip),
-        Operation::Write => execute_write(p, pkt),
+        Operation::Write => execute_write(p, pkt, k),
         Operation::ReadRequest => execute_read(p, pkt),
         Operation::CompareSwap | Operation::FetchAdd => execute_atomic(p, pkt),
         Operation::AtomicWrite => execute_atomic_write(p, pkt),
@@ -582,8 +614,9 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
     finish_message(p, pkt, wc)
 }
 
-/// An RDMA WRITE packet: its first resolves the memory, each writes its payload.
-fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
+/// An RDMA WRITE packet (or a burst of `k`): its first resolves the memory, each writes
+/// its payload.
+fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>, k: u32) -> Result<(), RespError> {
     if let Some(reth) = pkt.hdr.reth {
         let mem = remote_mem(p, reth.rkey, reth.va, reth.dma_len, Access::REMOTE_WRITE)
             .map_err(|_| RespError::RkeyViolation)?;
@@ -598,7 +631,12 @@ fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> 
     let Some(w) = p.inner.eng.resp.write.as_mut() else {
         return Err(RespError::MissingFirst);
     };
-    check_write_payload(w.resid, pkt.payload.len() as u32, pkt.hdr.bth.pad, mtu)?;
+    let len = pkt.payload.len() as u32;
+    if k > 1 {
+        check_burst_write(w.resid, len, pkt.hdr.bth.pad, k, mtu)?;
+    } else {
+        check_write_payload(w.resid, len, pkt.hdr.bth.pad, mtu)?;
+    }
     if !pkt.payload.is_empty() {
         let mem = w.mem.as_ref().ok_or(RespError::Length)?;
         mem.write(w.va, pkt.payload)

@@ -28,9 +28,11 @@ use crate::{
     },
     icrc::KernelCrc,
     proto::{
+        burst::MAX_BURST_PAYLOAD,
         icrc::{self, Icrc, NetHeaders},
+        mtu::Mtu,
         opcode::BTH_LEN,
-        packet::{Headers, Layout, ICRC_LEN},
+        packet::{Headers, Layout, ICRC_LEN, MAX_PAYLOAD},
     },
     recv::{self, Origin},
     task::TxWake,
@@ -170,18 +172,29 @@ pub(crate) struct Sender<'a> {
     pub(crate) path: &'a Path,
 }
 
+/// Whether `path` out of `link` leads back to this device (its packets never leave
+/// memory).
+pub(crate) fn loops_back(link: &Egress<'_>, path: &Path) -> bool {
+    path.av.dmac == link.ndev().mac()
+}
+
 impl Sender<'_> {
-    /// Whether the path leads back to this device (its packets never leave memory).
+    /// Whether the path leads back to this device.
     fn loops_back(&self) -> bool {
-        self.path.av.dmac == self.link.ndev().mac()
+        loops_back(&self.link, self.path)
     }
 
-    /// Hands a built datagram to the receive path of this device. It carries no ICRC (the
-    /// receive path is told not to check it).
-    fn loop_back(&self, skb: TxSkb) -> Result<(), ()> {
-        let skb = skb
+    /// Hands a built datagram to the receive path of this device, marked as a burst cut
+    /// by path MTU `burst` if it is one. It carries no ICRC (the receive path is told not
+    /// to check it).
+    fn loop_back(&self, skb: TxSkb, burst: Option<Mtu>) -> Result<(), ()> {
+        let mut skb = skb
             .loopback(self.link.ndev(), &self.path.flow, |_, _, _| {})
             .map_err(|_| ())?;
+        // A new skb's word is 0 already: no mark.
+        if burst.is_some() {
+            skb.set_cb_word(recv::mark(burst));
+        }
         recv::process(self.dev, skb, Origin::Loopback(self.link.woken));
         Ok(())
     }
@@ -217,6 +230,62 @@ pub(crate) fn send_from<P: Payload>(
     send(s, hdr, payload_len, |buf| payload.copy(buf))
 }
 
+/// A datagram with headers `hdr` and `payload_len` bytes (at most `MAX`,
+/// [`Layout::with_max`]) of `payload` by reference to its pages, owned by `s`'s owner, and
+/// its layout; `None` if the payload cannot go by reference (nothing sent; also if the
+/// trailer cannot be allocated).
+fn build_paged<P: Payload, const MAX: usize>(
+    s: &Sender<'_>,
+    hdr: &Headers,
+    payload_len: usize,
+    payload: &P,
+) -> Result<Option<(TxSkb, Layout)>, TxError<P::Error>> {
+    let layout = Layout::with_max::<MAX>(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
+    let family = s.path.flow.addrs.family();
+    let mut skb =
+        TxSkb::alloc(s.link.ndev(), family, layout.header_len).map_err(|_| TxError::Net)?;
+    hdr.write_head_max::<MAX>(payload_len, skb.payload_mut())
+        .map_err(|_| TxError::Net)?;
+    if !payload
+        .pieces(|piece| skb.push_page(piece).is_ok())
+        .map_err(TxError::Fill)?
+        || skb.paged_len() != layout.payload_len
+        || skb.push_trailer(layout.pad + ICRC_LEN).is_err()
+    {
+        skb.discard();
+        return Ok(None);
+    }
+    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
+    Ok(Some((skb, layout)))
+}
+
+/// Sends `k` packets of a message to a QP of this device as one loopback burst
+/// ([`crate::proto::burst`]): headers `hdr` (the burst's, cut by path MTU `mtu`) and
+/// `payload_len` bytes of `payload` by reference to its pages. `false` if it cannot go so
+/// (nothing sent: not to this device, or the pages do not fit an skb): the packets are to
+/// be sent one by one. A burst never goes through a net device.
+pub(crate) fn send_burst<P: Payload>(
+    s: Sender<'_>,
+    hdr: &Headers,
+    payload_len: usize,
+    k: u32,
+    mtu: Mtu,
+    payload: &P,
+) -> Result<bool, TxError<P::Error>> {
+    if payload_len < ZERO_COPY_MIN || !s.loops_back() || !param::zero_copy() || !payload.paged() {
+        return Ok(false);
+    }
+    let Some((skb, _)) = build_paged::<P, MAX_BURST_PAYLOAD>(&s, hdr, payload_len, payload)? else {
+        return Ok(false);
+    };
+    let data = s.dev.data();
+    data.count_n(Counter::SentPkts, k);
+    data.count_n(Counter::SentZeroCopy, k);
+    data.count(Counter::SentBursts);
+    s.loop_back(skb, Some(mtu)).map_err(|()| TxError::Net)?;
+    Ok(true)
+}
+
 /// The zero-copy part of [`send_from`]: `false` if the payload cannot go by reference
 /// (nothing sent; also if the trailer cannot be allocated: the copy may still be).
 fn send_pages<P: Payload>(
@@ -225,29 +294,16 @@ fn send_pages<P: Payload>(
     payload_len: usize,
     payload: &P,
 ) -> Result<bool, TxError<P::Error>> {
-    let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
-    let flow = &s.path.flow;
-    let family = flow.addrs.family();
-    let mut skb =
-        TxSkb::alloc(s.link.ndev(), family, layout.header_len).map_err(|_| TxError::Net)?;
-    hdr.write_head(payload_len, skb.payload_mut())
-        .map_err(|_| TxError::Net)?;
-    if !payload
-        .pieces(|piece| skb.push_page(piece).is_ok())
-        .map_err(TxError::Fill)?
-        || skb.paged_len() != payload_len
-        || skb.push_trailer(layout.pad + ICRC_LEN).is_err()
-    {
+    let family = s.path.flow.addrs.family();
+    let Some((skb, layout)) = build_paged::<P, MAX_PAYLOAD>(&s, hdr, payload_len, payload)? else {
         // Not lost: the payload is copied instead.
-        skb.discard();
         return Ok(false);
-    }
-    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
+    };
     let data = s.dev.data();
     data.count(Counter::SentPkts);
     data.count(Counter::SentZeroCopy);
     if s.loops_back() {
-        s.loop_back(skb).map_err(|()| TxError::Net)?;
+        s.loop_back(skb, None).map_err(|()| TxError::Net)?;
         return Ok(true);
     }
     let pad = layout.pad;
@@ -268,7 +324,7 @@ fn send_pages<P: Payload>(
             }
         }
     };
-    skb.send(s.link.memo, flow, finish)
+    skb.send(s.link.memo, &s.path.flow, finish)
         .map_err(|_| TxError::Net)?;
     Ok(true)
 }
@@ -297,7 +353,7 @@ pub(crate) fn send<E>(
     }
     s.dev.data().count(Counter::SentPkts);
     if s.loops_back() {
-        return s.loop_back(skb).map_err(|()| TxError::Net);
+        return s.loop_back(skb, None).map_err(|()| TxError::Net);
     }
     let engine = KernelCrc(s.dev.data().crc());
     let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
