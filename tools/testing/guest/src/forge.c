@@ -30,13 +30,20 @@
  * be received; one with the right keys must be (which also shows that the forged packets
  * are well-formed, ICRC included).
  *
+ * Phase "msn": both QPs are reset and connected again; B's acknowledge of A's first SEND
+ * after that, read off the link (an AF_PACKET socket in this namespace), must carry MSN 1:
+ * a reset starts the responder's message count again (as rxe_qp_reset does).
+ *
  * At the end both QPs must be in RTS. Each forged packet's class is counted and printed
  * as "# sent CLASS DEV N", for the caller to compare with the device's drop counters.
  * TAP output; exit 1 on any failure.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -451,6 +458,72 @@ static int canary_intact(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* A socket that sees the IPv4 packets of this namespace's interfaces, both ways. */
+static int capture_socket(void)
+{
+	int c = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+
+	if (c < 0)
+		die("AF_PACKET socket");
+	return c;
+}
+
+/*
+ * The MSN of the first RC ACK from B to A's QP that capture socket `c` saw (its queue
+ * holds what came since it was made), waiting up to `secs`; -1 if none.
+ */
+static int captured_ack_msn(int c, double secs)
+{
+	double end = now_s() + secs;
+	uint8_t pkt[2048];
+
+	while (now_s() < end) {
+		struct pollfd pfd = { .fd = c, .events = POLLIN };
+		const uint8_t *bth;
+		ssize_t n;
+		uint32_t src, dst;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(c, pkt, sizeof(pkt), 0);
+		if (n < IP4_HLEN + UDP_HLEN + BTH_LEN + 4 || pkt[0] != 0x45 || pkt[9] != IPPROTO_UDP)
+			continue;
+		memcpy(&src, pkt + 12, 4);
+		memcpy(&dst, pkt + 16, 4);
+		bth = pkt + IP4_HLEN + UDP_HLEN;
+		if (src != B.ip || dst != A.ip ||
+		    (pkt[IP4_HLEN + 2] << 8 | pkt[IP4_HLEN + 3]) != ROCE_PORT)
+			continue;
+		/* RC ACKNOWLEDGE (opcode 0x11) to A's QP; the AETH follows the BTH. */
+		if (bth[0] != 0x11 || (uint32_t)(bth[5] << 16 | bth[6] << 8 | bth[7]) != A.qp->qp_num)
+			continue;
+		return bth[BTH_LEN + 1] << 16 | bth[BTH_LEN + 2] << 8 | bth[BTH_LEN + 3];
+	}
+	return -1;
+}
+
+/* Phase msn: B's first acknowledge after both QPs were reset and connected again. */
+static void msn_after_reset(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	int c, msn;
+
+	if (ibv_modify_qp(A.qp, &a, IBV_QP_STATE) || ibv_modify_qp(B.qp, &a, IBV_QP_STATE))
+		die("reset");
+	connect_to(&A, &B);
+	connect_to(&B, &A);
+	c = capture_socket();
+	fill(A.buf, 5);
+	if (post_recv(&B, 0) || post(&A, IBV_WR_SEND, 0, NULL, 0))
+		die("post");
+	expect_wc(&A, "SEND after the reset", IBV_WC_SEND);
+	expect_wc(&B, "RECV after the reset", IBV_WC_RECV);
+	ok(!memcmp(A.buf, B.buf, MSG), "data after the reset");
+	msn = captured_ack_msn(c, 5);
+	ok(msn == 1, "B's first acknowledge after the reset carries MSN 1 (%d)", msn);
+	close(c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *ns = NULL;
@@ -537,6 +610,9 @@ int main(int argc, char **argv)
 		   "%s port counters: bad_pkey_cntr %u (%u sent), qkey_viol_cntr %u (%u sent)",
 		   B.dev, pa.bad_pkey_cntr, sent_pkey[1], pa.qkey_viol_cntr, sent_qkey);
 	}
+	msn_after_reset();
+	ok(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS,
+	   "both QPs in RTS after the reset (%d, %d)", state(&A), state(&B));
 	printf("# sent bad_addr %s %u\n# sent bad_addr %s %u\n", A.dev, sent_addr[0], B.dev,
 	       sent_addr[1]);
 	printf("# sent bad_pkey %s %u\n# sent bad_pkey %s %u\n", A.dev, sent_pkey[0], B.dev,
