@@ -335,6 +335,8 @@ impl Engine {
         self.resp.write = None;
         self.resp.reading = None;
         self.resp.prev = None;
+        // A reset starts the responder's message count again, as rxe_qp_reset does.
+        self.resp.msn = 0;
         self.resp.seq = SeqState::default();
         for r in self.resp.res.iter_mut() {
             *r = None;
