@@ -19,8 +19,8 @@
  *                the QP goes through its states and the doorbell rings; a thread keeps
  *                scribbling while the kernel works
  *   crafted      (with working loopback traffic) hand-written send WQEs naming another
- *                PD's AH or MR, or with impossible num_sge, length, opcode: each must
- *                complete, in error
+ *                PD's AH or MR, or with impossible num_sge, length, opcode, and an SRQ
+ *                receive WQE with num_sge 1000: each must complete, in error
  *   raw          raw uverbs commands with a response buffer too short for the driver's
  *                part, modify_srq with bad mmap_info_addr pointers
  *   mmap         mmap of the command fd at unknown offsets, too long, twice, mremap, a
@@ -997,6 +997,118 @@ out:
 	free(buf2);
 }
 
+/*
+ * A malformed SRQ receive WQE (num_sge 1000, queued by hand after a valid one from
+ * librxe) taken by a datagram on a UD QP in loopback: it must complete, in error, not
+ * vanish. Returns nothing; one TAP line.
+ */
+static void crafted_srq_case(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.port_num = PORT,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct uverbs_map nm[MAX_MAPS];
+	struct rxe_queue_buf *q = NULL;
+	struct rxe_recv_wqe *w;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_ah *ah = NULL;
+	char *buf = calloc(1, 8192);
+	struct ibv_sge rs = { .length = 64 + 40 }, ss = { .length = 64 };
+	struct ibv_recv_wr rw = { .wr_id = 4242, .sg_list = &rs, .num_sge = 1 }, *brw;
+	struct ibv_send_wr sw = { .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND }, *bsw;
+	struct ibv_wc wc;
+	const char *what = "setup";
+	uint32_t prod, log2;
+	int n, got = 0;
+	double end;
+
+	at("scribble-qp: crafted SRQ WQE");
+	if (!buf || !(pd = ibv_alloc_pd(ctx)) || !(cq = ibv_create_cq(ctx, 16, NULL, NULL, 0)) ||
+	    !(mr = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE)) ||
+	    !(ah = ibv_create_ah(pd, &aa)))
+		goto fail;
+	what = "create_srq";
+	maps_mark();
+	if (!(srq = ibv_create_srq(pd, &sa)))
+		goto fail;
+	/* The SRQ's queue: the one new mapping. */
+	n = maps_new(nm);
+	what = "the SRQ's mapping";
+	if (n != 1)
+		goto fail;
+	q = (void *)nm[0].start;
+	log2 = q->log2_elem_size;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.srq = srq;
+	what = "UD QP";
+	if (!(qp = ibv_create_qp(pd, &qa)) || qp_to_init(qp) || qp_to_rts(qp))
+		goto fail;
+	rs.lkey = ss.lkey = mr->lkey;
+	rs.addr = (uintptr_t)buf + 4096;
+	ss.addr = (uintptr_t)buf;
+	sw.send_flags = IBV_SEND_SIGNALED;
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = qp->qp_num;
+	sw.wr.ud.remote_qkey = 0x11111111;
+	/* The template: one valid receive and send, which must work. */
+	what = "template receive and send";
+	if (ibv_post_srq_recv(srq, &rw, &brw) || ibv_post_send(qp, &sw, &bsw))
+		goto fail;
+	if (poll_n(cq, 2, &n) != 2 || n)
+		goto fail;
+	prod = __atomic_load_n(&q->producer_index, __ATOMIC_ACQUIRE);
+	w = (void *)(q->data + ((size_t)(prod & q->index_mask) << log2));
+	memcpy(w, q->data + ((size_t)((prod - 1) & q->index_mask) << log2), (size_t)1 << log2);
+	w->wr_id = 4243;
+	w->dma.num_sge = 1000;
+	__atomic_store_n(&q->producer_index, (prod + 1) & q->index_mask, __ATOMIC_RELEASE);
+	what = "post_send";
+	if (ibv_post_send(qp, &sw, &bsw))
+		goto fail;
+	end = now_s() + 3;
+	while (now_s() < end && !got) {
+		int r = ibv_poll_cq(cq, 1, &wc);
+
+		if (r > 0 && wc.wr_id == 4243)
+			got = 1;
+		else if (r == 0)
+			usleep(1000);
+	}
+	if (got)
+		ok(wc.status != IBV_WC_SUCCESS, "crafted SRQ WQE, num_sge 1000: completes in error (%s)",
+		   ibv_wc_status_str(wc.status));
+	else
+		ok(0, "crafted SRQ WQE, num_sge 1000: no completion in 3 s");
+	goto out;
+fail:
+	ok(0, "crafted SRQ WQE: %s: %s", what, strerror(errno));
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(buf);
+}
+
 static void test_crafted(void)
 {
 	int c;
@@ -1009,6 +1121,8 @@ static void test_crafted(void)
 	for (c = 0; c < C_NCASES; c++)
 		if (!headers_only || c <= C_OTHER_LKEY)
 			crafted_case(c);
+	if (!headers_only && have_srq)
+		crafted_srq_case();
 	still_works("crafted");
 }
 
