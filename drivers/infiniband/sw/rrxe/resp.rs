@@ -244,12 +244,11 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
         return Ok(true);
     }
     let wqe = &mut inner.eng.resp.wqe;
-    let from_srq = if let Some(srq) = qp.srq.as_ref() {
+    let (from_srq, read) = if let Some(srq) = qp.srq.as_ref() {
         match srq.take(wqe) {
             None => return Ok(false),
-            Some(read) => read.map_err(|_| RespError::MalformedWqe)?,
+            Some(read) => (true, read),
         }
-        true
     } else {
         let Some(rq) = inner.rq.as_ref() else {
             return Ok(false);
@@ -257,13 +256,15 @@ fn take_recv(qp: &QpShared, inner: &mut Inner) -> Result<bool, RespError> {
         if rq.count() == 0 {
             return Ok(false);
         }
-        read_recv(rq, rq.consumer(), wqe).map_err(|_| RespError::MalformedWqe)?;
-        false
+        (false, read_recv(rq, rq.consumer(), wqe))
     };
+    // Held even if malformed (an SRQ's is consumed already): the malformed WQE error
+    // completes it, with the wr_id it was read with, as LOC_QP_OP_ERR.
     inner.eng.resp.recv = Some(Receiving {
         from_srq,
         offset: 0,
     });
+    read.map_err(|_| RespError::MalformedWqe)?;
     Ok(true)
 }
 

@@ -454,8 +454,11 @@ impl WqeError {
 }
 
 /// Decodes the receive WQE at ring position `index` into `w`, in place (its SGEs may be
-/// many). On an error `w` holds parts of the WQE and must not be used.
+/// many). On an error `w` holds the WQE's wr_id (0 if it could not be read) and parts of
+/// the rest, which must not be used.
 pub(crate) fn read_recv(q: &FromClient, index: u32, w: &mut RecvWqe) -> Result<(), WqeError> {
+    // A WQE that cannot be read completes (in error) with wr_id 0, not an older one's.
+    w.wr_id = 0;
     let raw: RecvWqeRaw = q.read_obj_at(index, 0).map_err(|_| WqeError::Length)?;
     w.wr_id = raw.wr_id();
     read_sges(q, index, RECV_SGE_OFF, raw.num_sge() as usize, &mut w.sges)
