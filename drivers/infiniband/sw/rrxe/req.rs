@@ -147,8 +147,16 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
             continue;
         };
         let next = if cur.bursts {
-            // As many packets as the window of unacknowledged PSNs takes.
-            cur.seg.next_burst(window_room(cur.next_psn, eng.comp.psn))
+            // As many packets as the window of unacknowledged PSNs takes; one alone while
+            // it has room for less than a burst may carry (a burst refused ends the WQE's
+            // bursts, a single packet does not).
+            let room = window_room(cur.next_psn, eng.comp.psn);
+            let max_k = if room.saturating_mul(cur.seg.mtu()) < tx::BURST_MIN {
+                1
+            } else {
+                room
+            };
+            cur.seg.next_burst(max_k)
         } else {
             cur.seg.next().map(|seg| Burst { seg, k: 1 })
         };

@@ -59,10 +59,11 @@ pub const fn last_psn(psn: Psn, k: u32) -> Psn {
 
 /// The packets a burst of `payload_len` bytes with `opcode` (and RETH `reth`) stands for
 /// at the responder of a `qp` QP (RC: bursts are sent by reference, which only RC
-/// requesters do), whose path MTU is `mtu`, from a sender whose path MTU was `sender_mtu`, with the lengths
-/// each of them would have to have (IBA C9-92, [`super::responder::check_length`]): a
-/// burst that does not end its message carries a whole number (two or more) of MTUs, one
-/// that ends it more than one MTU; at most [`MAX_BURST`] packets and
+/// requesters do), whose path MTU is `mtu`, from a sender whose path MTU was
+/// `sender_mtu`, with the lengths each of them would have to have (IBA C9-92,
+/// [`super::responder::check_length`]): a burst that does not end its message carries a
+/// whole number (two or more) of MTUs, one that ends it more than one MTU; at most
+/// [`MAX_BURST`] packets and
 /// [`MAX_BURST_PAYLOAD`] bytes; a RETH length of at most 2^31. Only SEND and RDMA WRITE
 /// messages burst, and not the last packet of an RDMA WRITE with immediate data (which
 /// takes a receive WQE: the packets before it land whether or not it finds one). A burst
