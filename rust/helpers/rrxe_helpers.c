@@ -170,6 +170,18 @@ bool rrxe_helper_param_zero_copy(void)
 	return READ_ONCE(zero_copy);
 }
 
+static bool bursts = true;
+module_param(bursts, bool, 0644);
+MODULE_PARM_DESC(bursts,
+		 "Send consecutive packets of one RC SEND, RDMA WRITE (by reference, with "
+		 "zero_copy) or RDMA READ response between QPs of this device as one datagram "
+		 "(default: on; see Documentation/infiniband/rrxe.rst)");
+
+bool rrxe_helper_param_bursts(void)
+{
+	return READ_ONCE(bursts);
+}
+
 struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info)
 {
 	return netdev_notifier_info_to_dev(info);

@@ -67,6 +67,7 @@ void rrxe_helper_spin_unlock_bh(spinlock_t *lock);
 
 /* Module parameters (6.12's Rust module! declares none). */
 bool rrxe_helper_param_zero_copy(void);
+bool rrxe_helper_param_bursts(void);
 
 /* CPUs. */
 unsigned int rrxe_helper_num_possible_cpus(void);

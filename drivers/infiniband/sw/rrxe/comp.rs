@@ -13,10 +13,12 @@ use crate::{
     pass::Pass,
     proto::{
         admit::{response_place, ResponsePlace},
+        burst::{check_read_burst, ReadBurst},
         completer::{
             ask_on_timeout, early, judge, read_complete, retry, rnr_retry, ReadAsk, Response,
             RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
+        mtu::Mtu,
         opcode::Operation,
         verbs::{QpType, WcStatus, WrOpcode},
     },
@@ -395,13 +397,23 @@ fn keep_read(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) {
     }
 }
 
-/// Read data of the oldest WQE, an RDMA READ tracked as `t`, at the PSN expected: stores
-/// it, takes responses kept beyond it, completes the read when it is whole, else decides
-/// what to ask for next.
-fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) {
-    let Some(off) = read_offset(p, t, rsp, payload) else {
-        // Not what the responder owes there: dropped (asked for again).
-        return;
+/// Read data of the oldest WQE, an RDMA READ tracked as `t`, at the PSN expected (of a
+/// response, or of a burst of them checked as `at`): stores it, takes responses kept
+/// beyond it, completes the read when it is whole, else decides what to ask for next.
+fn read_data(
+    p: &mut Pass<'_>,
+    t: &Track,
+    rsp: &Response,
+    payload: Bytes<'_>,
+    at: Option<ReadBurst>,
+) {
+    let (off, last) = match at {
+        Some(b) => (u64::from(b.offset), b.last_psn),
+        None => match read_offset(p, t, rsp, payload) {
+            Some(off) => (off, rsp.psn),
+            // Not what the responder owes there: dropped (asked for again).
+            None => return,
+        },
     };
     if !store(p, p.inner.sq.consumer(), t, off, payload) {
         complete_front(p, WcStatus::LocProtErr);
@@ -410,7 +422,7 @@ fn read_data(p: &mut Pass<'_>, t: &Track, rsp: &Response, payload: Bytes<'_>) {
     let end = off + payload.len() as u64;
     let remaining = u64::from(t.byte_len()).saturating_sub(end) as u32;
     let e = &mut p.inner.eng;
-    e.comp.update(rsp.opcode, rsp.psn);
+    e.comp.update(rsp.opcode, last);
     // Responses kept beyond this one are taken now; the last may be among them.
     let kept = e.holes.advance(e.comp.psn, t.last_psn);
     let after = e.comp.psn.wrapping_add(kept);
@@ -444,8 +456,12 @@ fn rnr(p: &mut Pass<'_>, timer: u8) {
 }
 
 /// Matches one response against the oldest WQEs: completes those it acknowledges, stores
-/// its data or result, and decides a retry or an RNR wait.
-fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>) {
+/// its data or result, and decides a retry or an RNR wait. A loopback burst of RDMA READ
+/// responses (cut by its sender's path MTU `burst`, [`crate::proto::burst`]) is taken only
+/// as the data the oldest WQE expects next, with no response kept beyond a missing one
+/// ([`check_read_burst`]); anywhere else it is dropped, and its responses asked for again
+/// (a replay, packet by packet).
+fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Option<Mtu>) {
     while front_open(p) {
         if complete_early(p) {
             continue;
@@ -462,6 +478,27 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>) {
         }
         let view = t.view();
         let v = judge(&p.inner.eng.comp, &view, rsp);
+        let at = match (burst, v) {
+            (None, _) | (Some(_), Verdict::CompleteImplicit) => None,
+            (Some(sender_mtu), Verdict::ReadData) if !p.inner.eng.holes.is_active() => {
+                let (mtu, len) = (p.inner.params.mtu, t.byte_len());
+                let b = check_read_burst(
+                    rsp.opcode,
+                    rsp.psn,
+                    pkt.payload.len() as u32,
+                    sender_mtu,
+                    mtu,
+                    t.first_psn,
+                    t.last_psn,
+                    len,
+                );
+                if b.is_none() {
+                    break;
+                }
+                b
+            }
+            (Some(_), _) => break,
+        };
         if v.resets_retries() {
             progress(p.inner);
         }
@@ -485,7 +522,7 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>) {
             }
             Verdict::ReadData => {
                 let t = *p.inner.eng.track(cons);
-                read_data(p, &t, rsp, pkt.payload);
+                read_data(p, &t, rsp, pkt.payload, at);
                 break;
             }
             Verdict::ReadAhead => {
@@ -540,13 +577,9 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         p.count(Counter::RcvdBadTypeState);
         return;
     }
-    if recv::burst_of(&skb).is_some() {
-        // A burst is of a request (SEND, RDMA WRITE), never of responses.
-        p.count(Counter::RcvdBadPkt);
-        return;
-    }
+    let burst = recv::burst_of(&skb);
     let Some(view) = skb.rx_view() else { return };
-    let Some(pkt) = recv::parse(&view, None) else {
+    let Some(pkt) = recv::parse(&view, burst) else {
         return;
     };
     if !crate::admit::accept(p, view.ip, view.udp, &pkt) {
@@ -577,7 +610,7 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
             return;
         }
     }
-    take_response(p, &rsp, &pkt);
+    take_response(p, &rsp, &pkt, burst);
     skb.consume();
     while complete_early(p) {}
     heard(p);

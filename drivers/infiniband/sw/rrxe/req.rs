@@ -473,10 +473,12 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     } else {
         first_psn
     };
-    // Loopback bursts ([`crate::proto::burst`]): a userspace client's RC SEND or RDMA
-    // WRITE of registered memory (not inline) of several packets, by reference
-    // (`zero_copy`), to this device itself. A WQE sent again goes packet by packet.
+    // Loopback bursts ([`crate::proto::burst`], module parameter `bursts`): a userspace
+    // client's RC SEND or RDMA WRITE of registered memory (not inline) of several packets,
+    // by reference (`zero_copy`), to this device itself. A WQE sent again goes packet by
+    // packet.
     let bursts = !again
+        && param::bursts()
         && seg.packets_left() > 1
         && !qp.kernel
         && qp.qp_type == QpType::Rc

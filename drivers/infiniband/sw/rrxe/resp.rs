@@ -11,6 +11,7 @@ use crate::{
     eng::{Reading, Receiving, ResKind, Resource, Writing},
     ext::{
         net::skb::SkBuff,
+        param,
         rdma::types::{NetworkType, WcFlags},
     },
     mem::{self, AtomicOp, Bytes, MemError, MemRef},
@@ -19,7 +20,7 @@ use crate::{
         aeth::{Aeth, NakCode, Syndrome},
         atomic::AtomicAckEth,
         bth::{Bth, QPN_MASK},
-        burst::{self, check_burst, check_burst_write},
+        burst::{self, check_burst, check_burst_write, MAX_BURST},
         flush::SEL_MR,
         grh::{UdGrh, UD_GRH_LEN},
         mtu::Mtu,
@@ -72,8 +73,7 @@ fn requests(p: &mut Pass<'_>) -> bool {
             if p.inner.tx_throttled() {
                 return false;
             }
-            send_read_response(p);
-            spent += 1;
+            spent += send_read_response(p);
             continue;
         }
         let Some(skb) = p.qp.req_q.pop() else {
@@ -185,20 +185,30 @@ fn bth(inner: &Inner, opcode: Opcode, psn: Psn) -> Bth {
     Bth::new(opcode, inner.params.dest_qpn & QPN_MASK, psn)
 }
 
-/// Sends the next packet of the RDMA READ reply in progress. If the memory read was
+/// Sends the next packet of the RDMA READ reply in progress, or a loopback burst of them
+/// ([`crate::proto::burst`]: only the first answer to a request, never a replay, which
+/// goes packet by packet). Returns the packets it stood for. If the memory read was
 /// invalidated, deregistered or unbound since the request (see [`crate::mem`]), the reply
 /// ends with a remote access error NAK in place of the packet, as rxe's per-packet rkey
 /// check ends it (rxe NAKs with the request's PSN; the packet's is the one the requester
 /// waits for).
-fn send_read_response(p: &mut Pass<'_>) {
+fn send_read_response(p: &mut Pass<'_>) -> u32 {
     pay_ack(p);
     let inner = &mut *p.inner;
     let Some(reading) = inner.eng.resp.reading.as_mut() else {
-        return;
+        return 1;
     };
-    let Some(seg) = reading.reply.next() else {
+    let bursts =
+        reading.replay.is_none() && param::bursts() && tx::loops_back(&p.link, &inner.path);
+    let before = reading.reply.clone();
+    let next = if bursts {
+        reading.reply.next_burst(MAX_BURST)
+    } else {
+        reading.reply.next().map(|seg| (seg, 1))
+    };
+    let Some((seg, k)) = next else {
         inner.eng.resp.reading = None;
-        return;
+        return 1;
     };
     let va = reading.va.wrapping_add(u64::from(seg.offset));
     let mut hdr = Headers::new(bth(inner, seg.opcode, seg.psn));
@@ -208,8 +218,8 @@ fn send_read_response(p: &mut Pass<'_>) {
             msn: inner.eng.resp.msn,
         });
     }
-    let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_ref(), inner.tx.as_ref()) else {
-        return;
+    let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_mut(), inner.tx.as_ref()) else {
+        return 1;
     };
     let s = Sender {
         dev: p.dev,
@@ -217,25 +227,57 @@ fn send_read_response(p: &mut Pass<'_>) {
         owner: tx,
         path: &inner.path,
     };
-    let res = tx::send(s, &hdr, seg.payload_len as usize, |buf| {
-        match reading.mem.as_ref() {
-            Some(mem) => mem.read(va, buf),
-            None if buf.is_empty() => Ok(()),
-            None => Err(MemError::Range),
+    let mem = reading.mem.as_ref();
+    let fill = |buf: &mut [u8]| match mem {
+        Some(mem) => mem.read(va, buf),
+        None if buf.is_empty() => Ok(()),
+        None => Err(MemError::Range),
+    };
+    let (res, k) = if k > 1 {
+        let mtu = inner.params.mtu;
+        match tx::send_copied_burst(s, &hdr, seg.payload_len as usize, k, mtu, fill) {
+            Ok(true) => (Ok(()), k),
+            Ok(false) => {
+                // The burst could not go: its first packet goes alone.
+                reading.reply = before;
+                let Some(seg) = reading.reply.next() else {
+                    return 1;
+                };
+                hdr.bth = Bth::new(seg.opcode, inner.params.dest_qpn & QPN_MASK, seg.psn);
+                hdr.aeth = seg
+                    .opcode
+                    .headers()
+                    .contains(HeaderSet::AETH)
+                    .then_some(Aeth {
+                        syndrome: Syndrome::ACK,
+                        msn: inner.eng.resp.msn,
+                    });
+                (tx::send(s, &hdr, seg.payload_len as usize, fill), 1)
+            }
+            Err(e) => (Err(e), k),
         }
-    });
+    } else {
+        (tx::send(s, &hdr, seg.payload_len as usize, fill), 1)
+    };
     match res {
-        Ok(()) => p.count(Counter::RdmaSends),
+        Ok(()) => p.dev.data().count_n(Counter::RdmaSends, k),
         Err(tx::TxError::Fill(_)) => {
             p.inner.eng.resp.reading = None;
             reject(p, RespError::RkeyViolation, seg.psn);
-            return;
+            return k;
         }
         Err(_) => {}
     }
-    if seg.opcode.is_end() {
+    if p.inner
+        .eng
+        .resp
+        .reading
+        .as_ref()
+        .is_some_and(|r| r.reply.is_done())
+    {
         p.inner.eng.resp.reading = None;
     }
+    k
 }
 
 /// Takes a receive WQE for a new message, if none is held.

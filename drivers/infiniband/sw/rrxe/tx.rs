@@ -28,7 +28,7 @@ use crate::{
     },
     icrc::KernelCrc,
     proto::{
-        burst::MAX_BURST_PAYLOAD,
+        burst::{MAX_BURST_PAYLOAD, MAX_READ_BURST_PAYLOAD},
         icrc::{self, Icrc, NetHeaders},
         mtu::Mtu,
         opcode::BTH_LEN,
@@ -265,8 +265,9 @@ fn build_paged<P: Payload, const MAX: usize>(
 /// Sends `k` packets of a message to a QP of this device as one loopback burst
 /// ([`crate::proto::burst`]): headers `hdr` (the burst's, cut by path MTU `mtu`) and
 /// `payload_len` bytes of `payload` by reference to its pages. `false` if it cannot go so
-/// (nothing sent: not to this device, or the pages do not fit an skb): the packets are to
-/// be sent one by one. A burst never goes through a net device.
+/// (nothing sent: under [`BURST_MIN`] bytes, not to this device, the module parameter
+/// `zero_copy` off, the payload not in pinned user pages, or its pages not fitting an
+/// skb): the packets are to be sent one by one. A burst never goes through a net device.
 pub(crate) fn send_burst<P: Payload>(
     s: Sender<'_>,
     hdr: &Headers,
@@ -344,24 +345,13 @@ pub(crate) fn send<E>(
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
-    let layout = Layout::new(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
-    let flow = &s.path.flow;
-    let family = flow.addrs.family();
-    let mut skb =
-        TxSkb::alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
-    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
-    {
-        // Zeroed at allocation: the headers are written, then the payload; the pad and the
-        // ICRC's place stay zero (`Headers::write` would zero them again).
-        let buf = skb.payload_mut();
-        hdr.write_head(payload_len, buf).map_err(|_| TxError::Net)?;
-        let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
-        fill(payload).map_err(TxError::Fill)?;
-    }
+    let skb = build_copied::<E, MAX_PAYLOAD>(&s, hdr, payload_len, fill)?;
     s.dev.data().count(Counter::SentPkts);
     if s.loops_back() {
         return s.loop_back(skb, None).map_err(|()| TxError::Net);
     }
+    let flow = &s.path.flow;
+    let family = flow.addrs.family();
     let engine = KernelCrc(s.dev.data().crc());
     let finish = |ip: &[u8], udp: &[u8], body: &mut Body<'_>| {
         // The headers are the ones just built: this cannot fail.
@@ -369,4 +359,57 @@ pub(crate) fn send<E>(
     };
     skb.send(s.link.memo, flow, finish)
         .map_err(|_| TxError::Net)
+}
+
+/// Sends `k` responses of an RDMA READ to a QP of this device as one loopback burst
+/// ([`crate::proto::burst`]): headers `hdr` (the burst's, cut by path MTU `mtu`) and
+/// `payload_len` bytes (at most [`MAX_READ_BURST_PAYLOAD`]) that `fill` copies into it,
+/// as it would into each response. `false` if it cannot go so (nothing sent: not to this
+/// device, or no memory for it): the responses are to be sent one by one.
+pub(crate) fn send_copied_burst<E>(
+    s: Sender<'_>,
+    hdr: &Headers,
+    payload_len: usize,
+    k: u32,
+    mtu: Mtu,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<bool, TxError<E>> {
+    if !s.loops_back() {
+        return Ok(false);
+    }
+    let skb = match build_copied::<E, MAX_READ_BURST_PAYLOAD>(&s, hdr, payload_len, fill) {
+        Ok(skb) => skb,
+        Err(TxError::Net) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let data = s.dev.data();
+    data.count_n(Counter::SentPkts, k);
+    data.count(Counter::SentBursts);
+    s.loop_back(skb, Some(mtu)).map_err(|()| TxError::Net)?;
+    Ok(true)
+}
+
+/// A datagram with headers `hdr` and `payload_len` bytes (at most `MAX`,
+/// [`Layout::with_max`]) that `fill` writes, owned by `s`'s owner.
+fn build_copied<E, const MAX: usize>(
+    s: &Sender<'_>,
+    hdr: &Headers,
+    payload_len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<TxSkb, TxError<E>> {
+    let layout = Layout::with_max::<MAX>(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
+    let family = s.path.flow.addrs.family();
+    let mut skb =
+        TxSkb::alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
+    skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
+    {
+        // Zeroed at allocation: the headers are written, then the payload; the pad and the
+        // ICRC's place stay zero (`Headers::write` would zero them again).
+        let buf = skb.payload_mut();
+        hdr.write_head_max::<MAX>(payload_len, buf)
+            .map_err(|_| TxError::Net)?;
+        let payload = buf.get_mut(layout.payload_range()).ok_or(TxError::Net)?;
+        fill(payload).map_err(TxError::Fill)?;
+    }
+    Ok(skb)
 }

@@ -6,7 +6,10 @@
 
 use proptest::prelude::*;
 
-use rrxe_proto::proto::burst::{check_burst, check_burst_write, Burst, MAX_BURST};
+use rrxe_proto::proto::burst::{
+    check_burst, check_burst_write, check_read_burst, Burst, ReadBurst, MAX_BURST,
+    MAX_READ_BURST_PAYLOAD,
+};
 use rrxe_proto::proto::mtu::Mtu;
 use rrxe_proto::proto::opcode::Opcode;
 use rrxe_proto::proto::packet::pad_len;
@@ -15,7 +18,9 @@ use rrxe_proto::proto::requester::{
     packets_for, psn_window_open, window_room, AckReqPolicy, Segment, Segmenter, MAX_PKT_PER_ACK,
     MAX_UNACKED_PSNS,
 };
-use rrxe_proto::proto::responder::{check_length, check_write_payload, RespError};
+use rrxe_proto::proto::responder::{
+    check_length, check_write_payload, read_last_psn, ReadReply, ReadSegment, RespError,
+};
 use rrxe_proto::proto::reth::Reth;
 use rrxe_proto::proto::verbs::{QpType, WrOpcode};
 
@@ -49,7 +54,123 @@ fn packets(wr: WrOpcode, len: u32, m: Mtu, psn: u32) -> Vec<Segment> {
         .collect()
 }
 
+/// The responses of a read reply in bursts of at most `max_k`, each with its count.
+fn read_bursts(
+    len: u32,
+    m: Mtu,
+    psn: u32,
+    from_first: bool,
+    max_k: u32,
+) -> Vec<(ReadSegment, u32)> {
+    let mut r = ReadReply::new(Psn::new(psn), len, m, from_first);
+    let mut v = Vec::new();
+    while let Some(b) = r.next_burst(max_k) {
+        v.push(b);
+    }
+    v
+}
+
+/// Whether the completer takes a response of `payload` bytes with `opcode` at `psn` of a
+/// read of `len` bytes from `first` to `last`, one at a time (comp.rs `read_offset`).
+fn takes_response(
+    opcode: Opcode,
+    psn: Psn,
+    payload: u32,
+    first: Psn,
+    last: Psn,
+    len: u32,
+    mtu: u32,
+) -> bool {
+    let off = u64::from(psn.distance_from(first)) * u64::from(mtu);
+    if psn == last {
+        opcode.is_end() && u64::from(payload) == u64::from(len).saturating_sub(off)
+    } else {
+        payload == mtu
+    }
+}
+
 proptest! {
+    /// Read bursts cover the reply's responses in order, each as the responses it stands
+    /// for would: first PSN, offset, payload, opcode position; never more than `max_k`
+    /// responses or MAX_READ_BURST_PAYLOAD bytes.
+    #[test]
+    fn read_bursts_are_the_responses(len in prop_oneof![0u32..20_000, 0u32..(1 << 22)],
+                                     m in mtu(), psn in 0u32..=0xff_ffff,
+                                     from_first in any::<bool>(), max_k in 0u32..80) {
+        let pkts: Vec<ReadSegment> = ReadReply::new(Psn::new(psn), len, m, from_first).collect();
+        let bs = read_bursts(len, m, psn, from_first, max_k);
+        let mut i = 0;
+        for (b, k) in &bs {
+            prop_assert!(*k >= 1 && *k <= max_k.max(1) && *k <= MAX_BURST);
+            let part = &pkts[i..i + *k as usize];
+            prop_assert_eq!(b.psn, part[0].psn);
+            prop_assert_eq!(b.offset, part[0].offset);
+            prop_assert_eq!(b.payload_len, part.iter().map(|p| p.payload_len).sum::<u32>());
+            prop_assert_eq!(b.opcode.is_start(), part[0].opcode.is_start());
+            prop_assert_eq!(b.opcode.is_end(), part[part.len() - 1].opcode.is_end());
+            if *k == 1 {
+                prop_assert_eq!(*b, part[0]);
+            } else {
+                prop_assert!(b.payload_len as usize <= MAX_READ_BURST_PAYLOAD);
+            }
+            i += *k as usize;
+        }
+        prop_assert_eq!(i, pkts.len());
+    }
+
+    /// The completer takes every burst of a read's reply where it expects it, as the
+    /// responses it stands for, with the same MTU on both sides; with different MTUs none.
+    #[test]
+    fn read_bursts_check_out(len in 0u32..(1 << 20), m in mtu(), r in mtu(),
+                             psn in 0u32..=0xff_ffff, max_k in 2u32..80) {
+        let first = Psn::new(psn);
+        let last = read_last_psn(first, len, m);
+        for (b, k) in read_bursts(len, m, psn, true, max_k).iter().filter(|(_, k)| *k > 1) {
+            let got = check_read_burst(b.opcode, b.psn, b.payload_len, m, r, first, last, len);
+            if m == r {
+                let want = ReadBurst {
+                    offset: b.offset,
+                    last_psn: b.psn.wrapping_add(k - 1),
+                };
+                prop_assert_eq!(got, Some(want));
+            } else {
+                prop_assert_eq!(got, None);
+            }
+        }
+    }
+
+    /// check_read_burst takes a burst only if the completer would take each of its
+    /// responses in turn, and never past the read's last PSN.
+    #[test]
+    fn read_burst_is_per_response(op in prop::sample::select(Opcode::ALL.to_vec()),
+                                  pk in 0u32..3, pr in 0u32..40_000, m in mtu(),
+                                  first in 0u32..=0xff_ffff, at in 0u32..100,
+                                  len in prop_oneof![0u32..100_000, 0u32..(1 << 22)]) {
+        let first = Psn::new(first);
+        let last = read_last_psn(first, len, m);
+        let psn = first.wrapping_add(at);
+        let mb = m.bytes();
+        // Lengths near the ones that fit: whole MTUs, the rest of the read, any.
+        let payload = match pk {
+            0 => (pr % 70) * mb,
+            1 => len.saturating_sub(at * mb),
+            _ => pr,
+        };
+        if let Some(rb) = check_read_burst(op, psn, payload, m, m, first, last, len) {
+            let k = rb.last_psn.distance_from(psn) + 1;
+            prop_assert!((2..=MAX_BURST).contains(&k));
+            prop_assert!(!rb.last_psn.is_after(last));
+            prop_assert_eq!(u64::from(rb.offset), u64::from(at) * u64::from(mb));
+            for i in 0..k {
+                let p = psn.wrapping_add(i);
+                let size = if i + 1 < k { mb } else { payload - (k - 1) * mb };
+                // Each response carries the burst's opcode's end only if it is its last.
+                let o = if i + 1 == k { op } else { Opcode::RcReadResponseMiddle };
+                prop_assert!(takes_response(o, p, size, first, last, len, mb));
+            }
+        }
+    }
+
     /// Bursts cover the message's packets in order, each as the packets it stands for
     /// would: first PSN, offset, RETH length, payload, opcode position; never more than
     /// `max_k` packets; the last packet of a WRITE with immediate alone.
@@ -280,4 +401,80 @@ fn burst_shapes() {
         .count();
     assert_eq!(n as u32, MAX_PKT_PER_ACK);
     assert_eq!(pad_len(5000), 0);
+}
+
+#[test]
+fn read_burst_shapes() {
+    let m = Mtu::Mtu1024;
+    let first = Psn::new(0xff_fff0);
+    // 64 KiB: 7 pages at most per burst, First, Middle, Last.
+    let bs = read_bursts(64 * 1024, m, 0xff_fff0, true, 64);
+    let got: Vec<_> = bs
+        .iter()
+        .map(|(b, k)| (b.opcode, *k, b.payload_len))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Opcode::RcReadResponseFirst, 28, 28 * 1024),
+            (Opcode::RcReadResponseMiddle, 28, 28 * 1024),
+            (Opcode::RcReadResponseLast, 8, 8 * 1024),
+        ]
+    );
+    let last = read_last_psn(first, 64 * 1024, m);
+    assert_eq!(last, first.wrapping_add(63));
+    let (b, _) = bs[2];
+    assert_eq!(
+        check_read_burst(b.opcode, b.psn, b.payload_len, m, m, first, last, 64 * 1024),
+        Some(ReadBurst {
+            offset: 56 * 1024,
+            last_psn: last
+        })
+    );
+    // Not a Middle where the read ends, nor past its end, nor short of it with an end.
+    for op in [
+        Opcode::RcReadResponseMiddle,
+        Opcode::RcSendLast,
+        Opcode::RcWriteLast,
+    ] {
+        assert_eq!(
+            check_read_burst(op, b.psn, b.payload_len, m, m, first, last, 64 * 1024),
+            None
+        );
+    }
+    let end = first.wrapping_add(60);
+    assert_eq!(
+        check_read_burst(
+            Opcode::RcReadResponseMiddle,
+            end,
+            8 * 1024,
+            m,
+            m,
+            first,
+            last,
+            64 * 1024
+        ),
+        None
+    );
+    assert_eq!(
+        check_read_burst(
+            Opcode::RcReadResponseLast,
+            first.wrapping_add(40),
+            8 * 1024,
+            m,
+            m,
+            first,
+            last,
+            64 * 1024
+        ),
+        None
+    );
+    // A whole read of 5,000 bytes: one Only burst; at MTU 4096, 7 responses at most.
+    let bs = read_bursts(5000, m, 7, true, 64);
+    assert_eq!((bs[0].0.opcode, bs[0].1), (Opcode::RcReadResponseOnly, 5));
+    let bs = read_bursts(1 << 20, Mtu::Mtu4096, 0, true, 64);
+    assert!(bs.iter().all(|(_, k)| *k <= 7));
+    // A replay from the middle continues the sequence: Middle, then Last.
+    let bs = read_bursts(8 * 1024, m, 3, false, 64);
+    assert_eq!((bs[0].0.opcode, bs[0].1), (Opcode::RcReadResponseLast, 8));
 }

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * burst-check: the rules a loopback burst (several packets of one SEND or RDMA WRITE
- * between two QPs of one device as one datagram, see rrxe.rst) must keep, which per-packet
- * sending keeps by itself. Two RC QPs of one device, connected to each other. One TAP line
- * per check; the same outcome is required with the module parameter zero_copy on (bursts)
- * and off (packets), which burst-check.sh sets.
+ * burst-check: the rules a loopback burst (several packets of one SEND or RDMA WRITE, or
+ * responses of one RDMA READ, between two QPs of one device as one datagram, see rrxe.rst)
+ * must keep, which per-packet sending keeps by itself. Two RC QPs of one device, connected
+ * to each other. One TAP line per check; the same outcome is required with the module
+ * parameter bursts on and off (packets), which burst-check.sh sets.
  *
- *   data      SENDs and RDMA WRITEs of 1 MTU + 1, 2 MTUs, 60 KiB, 64 KiB and 1 MiB + 3
- *             bytes, a WRITE with immediate data of 3 MTUs: every byte, byte_len and the
- *             immediate checked
+ *   data      SENDs, RDMA WRITEs and RDMA READs of 1 MTU + 1, 2 MTUs, 28 KiB + 1, 60 KiB,
+ *             64 KiB and 1 MiB + 3 bytes, a WRITE with immediate data of 3 MTUs: every
+ *             byte, byte_len and the immediate checked
+ *   mtu256    the same at path MTU 256 (bursts of 64 packets, the most one carries)
  *   mtu       the sender's path MTU 1024 and the target's 256, then 256 and 1024: a 64
  *             KiB WRITE and a 64 KiB SEND fail with IBV_WC_REM_INV_REQ_ERR (their first
- *             packet's length is wrong for the target), never land elsewhere
- *   single    60 KiB WRITEs and SENDs posted one at a time, each waited for, with a
- *             retransmission timeout of about 1 s: each completes within 0.5 s (a burst
- *             acknowledged short of its last PSN would wait for the timeout)
- *   counters  an 8 MiB WRITE: sent_pkts and rcvd_pkts grow alike, by at least its 8,192
- *             packets at MTU 1024; with -b, sent_bursts grows too
+ *             packet's length is wrong for the target), a 64 KiB READ fails (its
+ *             responses' lengths are wrong for the requester); nothing lands
+ *   single    60 KiB WRITEs, SENDs and READs posted one at a time, each waited for, with
+ *             a retransmission timeout of about 1 s: each completes within 0.5 s (a burst
+ *             acknowledged or taken short of its last PSN would wait for the timeout)
+ *   counters  an 8 MiB WRITE and an 8 MiB READ: sent_pkts and rcvd_pkts grow alike, by
+ *             at least their 8,192 packets at MTU 1024; with -b, sent_bursts grows by
+ *             each
  *
  *   burst-check [-d DEV] [-t CHECK,...] [-b]
  */
@@ -81,7 +84,8 @@ static int pair_new(struct pair *p, enum ibv_mtu mtu0, enum ibv_mtu mtu1, uint8_
 		struct rc_conn c = {
 			.port = PORT, .sgid_index = gid_index, .dgid = gid,
 			.mtu = i ? mtu1 : mtu0, .dest_qpn = p->qp[!i]->qp_num,
-			.access = IBV_ACCESS_REMOTE_WRITE, .rd_atomic = 1, .min_rnr_timer = 1,
+			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, .rd_atomic = 1,
+			.min_rnr_timer = 1,
 			.timeout = timeout, .retry_cnt = 7, .rnr_retry = 7,
 		};
 
@@ -141,21 +145,26 @@ static int xfer(struct pair *p, enum ibv_wr_opcode op, uint32_t len, uint32_t im
 	return wait_wc(p, 0, &wc, TIMEOUT_S) ? (int)wc.status : -1;
 }
 
-/* Fills src with fresh bytes and poisons dst, for LEN bytes. */
-static void fresh(uint32_t len)
+/*
+ * Fills the buffer the data comes from (src; dst for an RDMA READ, OP) with fresh bytes
+ * and poisons the other, for LEN bytes.
+ */
+static void fresh(enum ibv_wr_opcode op, uint32_t len)
 {
-	fill_random(src, len);
-	memset(dst, 0xa5, len);
+	int read = op == IBV_WR_RDMA_READ;
+
+	fill_random(read ? dst : src, len);
+	memset(read ? src : dst, 0xa5, len);
 }
 
 /* One message of LEN bytes with OP: completion, receive and every byte. */
 static int one(struct pair *p, enum ibv_wr_opcode op, uint32_t len)
 {
-	int recv = op != IBV_WR_RDMA_WRITE;
+	int recv = op != IBV_WR_RDMA_WRITE && op != IBV_WR_RDMA_READ;
 	struct ibv_wc wc;
 	int st;
 
-	fresh(len);
+	fresh(op, len);
 	if (recv && post_recv(p))
 		return tap_diag("ibv_post_recv failed");
 	st = xfer(p, op, len, len ^ 0x5a5a);
@@ -176,48 +185,75 @@ static int one(struct pair *p, enum ibv_wr_opcode op, uint32_t len)
 	return 0;
 }
 
-static void check_data(enum ibv_mtu mtu_code, uint32_t mtu)
+/* Every size and operation of the data check at path MTU MTU_CODE; the failures. */
+static int data_at(enum ibv_mtu mtu_code)
 {
-	const uint32_t sizes[] = { mtu + 1, 2 * mtu, 60 << 10, 64 << 10, (1 << 20) + 3 };
-	const enum ibv_wr_opcode ops[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE };
+	const uint32_t mtu = 128u << mtu_code;
+	const uint32_t sizes[] = { mtu + 1, 2 * mtu, (28 << 10) + 1, 60 << 10, 64 << 10,
+				   (1 << 20) + 3 };
+	const enum ibv_wr_opcode ops[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ };
 	struct pair p;
 	int bad = 0;
 	size_t i, j;
 
-	if (pair_new(&p, mtu_code, mtu_code, 14)) {
-		ok(0, "data: setup");
-		return;
-	}
+	if (pair_new(&p, mtu_code, mtu_code, 14))
+		return tap_diag("setup at MTU %u failed", mtu);
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
 		for (j = 0; j < ARRAY_SIZE(sizes); j++)
 			bad += one(&p, ops[i], sizes[j]);
 	bad += one(&p, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * mtu);
-	ok(!bad, "data: SENDs and WRITEs of 1 MTU + 1 to 1 MiB + 3 bytes, a WRITE with "
-		 "immediate of 3 MTUs, every byte");
 	pair_free(&p);
+	return bad;
 }
 
-/* A 64 KiB WRITE and SEND between QPs of path MTUs A and B: both fail, nothing lands. */
+static void check_data(enum ibv_mtu mtu_code, uint32_t mtu)
+{
+	ok(!data_at(mtu_code), "data: SENDs, WRITEs and READs of 1 MTU + 1 to 1 MiB + 3 "
+	   "bytes, a WRITE with immediate of 3 MTUs, every byte (MTU %u)", mtu);
+}
+
+static void check_mtu256(enum ibv_mtu mtu_code, uint32_t mtu)
+{
+	(void)mtu_code;
+	(void)mtu;
+	ok(!data_at(IBV_MTU_256), "mtu256: the data check at path MTU 256");
+}
+
+/*
+ * A 64 KiB WRITE, SEND and READ between QPs of path MTUs A and B: the WRITE and the SEND
+ * fail with IBV_WC_REM_INV_REQ_ERR, the READ with any error; nothing lands.
+ */
 static int mismatch(enum ibv_mtu a, enum ibv_mtu b)
 {
-	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_SEND };
+	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_SEND, IBV_WR_RDMA_READ };
+	const char *names[] = { "WRITE", "SEND", "READ" };
+	const uint32_t len = 64 << 10;
 	int bad = 0;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		int read = ops[i] == IBV_WR_RDMA_READ;
+		uint8_t *target = read ? src : dst;
 		struct pair p;
+		uint32_t j;
 		int st;
 
 		if (pair_new(&p, a, b, 14))
 			return 1;
-		fresh(64 << 10);
+		fresh(ops[i], len);
 		if (ops[i] == IBV_WR_SEND && post_recv(&p))
 			bad += tap_diag("ibv_post_recv failed");
-		st = xfer(&p, ops[i], 64 << 10, 0);
-		if (st != IBV_WC_REM_INV_REQ_ERR)
-			bad += tap_diag("MTU %d to %d, %s: send completion %d, expected %d", a, b,
-					ops[i] == IBV_WR_SEND ? "SEND" : "WRITE", st,
-					IBV_WC_REM_INV_REQ_ERR);
+		st = xfer(&p, ops[i], len, 0);
+		if (read ? st == IBV_WC_SUCCESS || st < 0 : st != IBV_WC_REM_INV_REQ_ERR)
+			bad += tap_diag("MTU %d to %d, %s: send completion %d", a, b, names[i],
+					st);
+		else
+			note("MTU %d to %d, %s: %s", a, b, names[i],
+			     ibv_wc_status_str((enum ibv_wc_status)st));
+		for (j = 0; j < len && target[j] == 0xa5; j++)
+			;
+		if (j < len)
+			bad += tap_diag("MTU %d to %d, %s: byte %u landed", a, b, names[i], j);
 		pair_free(&p);
 	}
 	return bad;
@@ -233,12 +269,12 @@ static void check_mtu(enum ibv_mtu mtu_code, uint32_t mtu)
 	}
 	bad = mismatch(IBV_MTU_1024, IBV_MTU_256) + mismatch(IBV_MTU_256, IBV_MTU_1024);
 	ok(!bad, "mtu: 64 KiB WRITEs and SENDs between path MTUs 1024 and 256 fail with "
-		 "IBV_WC_REM_INV_REQ_ERR");
+		 "IBV_WC_REM_INV_REQ_ERR, READs fail; nothing lands");
 }
 
 static void check_single(enum ibv_mtu mtu_code, uint32_t mtu)
 {
-	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_SEND };
+	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_SEND, IBV_WR_RDMA_READ };
 	double worst = 0;
 	struct pair p;
 	int bad = 0, i, n;
@@ -249,7 +285,7 @@ static void check_single(enum ibv_mtu mtu_code, uint32_t mtu)
 		return;
 	}
 	for (n = 0; n < 20 && !bad; n++)
-		for (i = 0; i < 2 && !bad; i++) {
+		for (i = 0; i < (int)ARRAY_SIZE(ops) && !bad; i++) {
 			double t = now_s(), took;
 
 			bad += one(&p, ops[i], 60 << 10);
@@ -258,14 +294,32 @@ static void check_single(enum ibv_mtu mtu_code, uint32_t mtu)
 				worst = took;
 		}
 	ok(!bad && worst < 0.5 * time_scale(),
-	   "single: 60 KiB WRITEs and SENDs one at a time each complete within %.1f s "
+	   "single: 60 KiB WRITEs, SENDs and READs one at a time each complete within %.1f s "
 	   "(slowest %.3f s)", 0.5 * time_scale(), worst);
 	pair_free(&p);
 }
 
-static void check_counters(enum ibv_mtu mtu_code, uint32_t mtu)
+/* An 8 MiB OP: its packets counted sent and received alike, in bursts if -b. */
+static int counted(struct pair *p, enum ibv_wr_opcode op, uint32_t mtu)
 {
 	long long s0, r0, b0, s1, r1, b1;
+	int bad;
+
+	s0 = hw_counter(devname, PORT, "sent_pkts");
+	r0 = hw_counter(devname, PORT, "rcvd_pkts");
+	b0 = hw_counter(devname, PORT, "sent_bursts");
+	bad = one(p, op, BIG);
+	s1 = hw_counter(devname, PORT, "sent_pkts");
+	r1 = hw_counter(devname, PORT, "rcvd_pkts");
+	b1 = hw_counter(devname, PORT, "sent_bursts");
+	note("8 MiB %s at MTU %u: sent_pkts +%lld, rcvd_pkts +%lld, sent_bursts +%lld",
+	     op == IBV_WR_RDMA_READ ? "READ" : "WRITE", mtu, s1 - s0, r1 - r0, b1 - b0);
+	return bad || s1 - s0 != r1 - r0 || s1 - s0 < BIG / mtu || (want_bursts && b1 == b0) ||
+	       (!want_bursts && b1 != b0);
+}
+
+static void check_counters(enum ibv_mtu mtu_code, uint32_t mtu)
+{
 	struct pair p;
 	int bad;
 
@@ -273,18 +327,9 @@ static void check_counters(enum ibv_mtu mtu_code, uint32_t mtu)
 		ok(0, "counters: setup");
 		return;
 	}
-	s0 = hw_counter(devname, PORT, "sent_pkts");
-	r0 = hw_counter(devname, PORT, "rcvd_pkts");
-	b0 = hw_counter(devname, PORT, "sent_bursts");
-	bad = one(&p, IBV_WR_RDMA_WRITE, BIG);
-	s1 = hw_counter(devname, PORT, "sent_pkts");
-	r1 = hw_counter(devname, PORT, "rcvd_pkts");
-	b1 = hw_counter(devname, PORT, "sent_bursts");
-	note("8 MiB WRITE at MTU %u: sent_pkts +%lld, rcvd_pkts +%lld, sent_bursts +%lld", mtu,
-	     s1 - s0, r1 - r0, b1 - b0);
-	ok(!bad && s1 - s0 == r1 - r0 && s1 - s0 >= BIG / mtu && (!want_bursts || b1 > b0),
-	   "counters: an 8 MiB WRITE counts its %u packets (and its ACKs) sent and received%s",
-	   BIG / mtu, want_bursts ? ", in bursts" : "");
+	bad = counted(&p, IBV_WR_RDMA_WRITE, mtu) + counted(&p, IBV_WR_RDMA_READ, mtu);
+	ok(!bad, "counters: an 8 MiB WRITE and an 8 MiB READ count their %u packets (and "
+	   "ACKs) sent and received%s", BIG / mtu, want_bursts ? ", in bursts" : ", no burst");
 	pair_free(&p);
 }
 
@@ -293,6 +338,7 @@ static const struct {
 	void (*run)(enum ibv_mtu mtu_code, uint32_t mtu);
 } checks[] = {
 	{ "data", check_data },
+	{ "mtu256", check_mtu256 },
 	{ "mtu", check_mtu },
 	{ "single", check_single },
 	{ "counters", check_counters },
@@ -326,7 +372,8 @@ int main(int argc, char **argv)
 	if (!pd || gid_index < 0 || !src || !dst || ibv_query_port(ctx, PORT, &pa))
 		bail_out("setup: %s", strerror(errno));
 	smr = ibv_reg_mr(pd, src, BIG, IBV_ACCESS_LOCAL_WRITE);
-	dmr = ibv_reg_mr(pd, dst, BIG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BIG,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!smr || !dmr)
 		bail_out("ibv_reg_mr: %s", strerror(errno));
 	rng_seed(getpid());

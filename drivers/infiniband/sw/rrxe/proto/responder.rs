@@ -17,6 +17,7 @@
 
 use super::aeth::{NakCode, Syndrome, MSN_MASK};
 use super::atomic::ATOMIC_ALIGN;
+use super::burst::{MAX_BURST, MAX_READ_BURST_PAYLOAD};
 use super::flush::{Feth, ATOMIC_WRITE_LEN, PLT_GLOBAL, PLT_PERSISTENT};
 use super::grh::UD_GRH_LEN;
 use super::mtu::Mtu;
@@ -672,6 +673,50 @@ impl ReadReply {
     /// reply is complete (if later than the current one).
     pub const fn next_psn(&self) -> Psn {
         self.psn
+    }
+
+    /// Whether its last response was sent.
+    pub const fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The next responses, at most `max_k` of them (and [`MAX_BURST`], and
+    /// [`MAX_READ_BURST_PAYLOAD`] bytes), as one loopback burst ([`super::burst`]): the
+    /// first one's PSN and offset, the opcode of the part of the reply they cover, all
+    /// their payload, and how many they are; as [`Iterator::next`] (one response) when no
+    /// more than one can go.
+    pub fn next_burst(&mut self, max_k: u32) -> Option<(ReadSegment, u32)> {
+        if self.done {
+            return None;
+        }
+        let left = packets_for(self.remaining, self.mtu);
+        let fit = (MAX_READ_BURST_PAYLOAD as u32)
+            .checked_div(self.mtu)
+            .unwrap_or(0);
+        let k = max_k.min(left).min(MAX_BURST).min(fit);
+        if k < 2 {
+            return self.next().map(|seg| (seg, 1));
+        }
+        let last = k == left;
+        let opcode = match (self.started, last) {
+            (false, true) => Opcode::RcReadResponseOnly,
+            (false, false) => Opcode::RcReadResponseFirst,
+            (true, false) => Opcode::RcReadResponseMiddle,
+            (true, true) => Opcode::RcReadResponseLast,
+        };
+        let payload_len = self.remaining.min(k.saturating_mul(self.mtu));
+        let seg = ReadSegment {
+            opcode,
+            psn: self.psn,
+            offset: self.offset,
+            payload_len,
+        };
+        self.started = true;
+        self.done = last;
+        self.psn = self.psn.wrapping_add(k);
+        self.offset = self.offset.saturating_add(payload_len);
+        self.remaining = self.remaining.saturating_sub(payload_len);
+        Some((seg, k))
     }
 }
 
