@@ -12,8 +12,9 @@
  *   mtu256    the same at path MTU 256 (bursts of 64 packets, the most one carries)
  *   mtu       the sender's path MTU 1024 and the target's 256, then 256 and 1024: a 64
  *             KiB WRITE and a 64 KiB SEND fail with IBV_WC_REM_INV_REQ_ERR (their first
- *             packet's length is wrong for the target), a 64 KiB READ fails (its
- *             responses' lengths are wrong for the requester); nothing lands
+ *             packet's length is wrong for the target), a 64 KiB READ with a retry
+ *             count of 6 with IBV_WC_RETRY_EXC_ERR (its responses' lengths are wrong
+ *             for the requester: dropped, which is no progress); nothing lands
  *   single    60 KiB WRITEs, SENDs and READs posted one at a time, each waited for, with
  *             a retransmission timeout of about 1 s: each completes within 0.5 s (a burst
  *             acknowledged or taken short of its last PSN would wait for the timeout)
@@ -59,8 +60,12 @@ static void pair_free(struct pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* A pair with path MTUs MTU0 (sender) and MTU1 and retransmission timeout code TIMEOUT. */
-static int pair_new(struct pair *p, enum ibv_mtu mtu0, enum ibv_mtu mtu1, uint8_t timeout)
+/*
+ * A pair with path MTUs MTU0 (sender) and MTU1, retransmission timeout code TIMEOUT and
+ * retry count RETRY (7: for ever).
+ */
+static int pair_new(struct pair *p, enum ibv_mtu mtu0, enum ibv_mtu mtu1, uint8_t timeout,
+		    uint8_t retry)
 {
 	int i, err;
 
@@ -86,7 +91,7 @@ static int pair_new(struct pair *p, enum ibv_mtu mtu0, enum ibv_mtu mtu1, uint8_
 			.mtu = i ? mtu1 : mtu0, .dest_qpn = p->qp[!i]->qp_num,
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, .rd_atomic = 1,
 			.min_rnr_timer = 1,
-			.timeout = timeout, .retry_cnt = 7, .rnr_retry = 7,
+			.timeout = timeout, .retry_cnt = retry, .rnr_retry = 7,
 		};
 
 		err = connect_rc_qp(p->qp[i], &c, NULL);
@@ -196,7 +201,7 @@ static int data_at(enum ibv_mtu mtu_code)
 	int bad = 0;
 	size_t i, j;
 
-	if (pair_new(&p, mtu_code, mtu_code, 14))
+	if (pair_new(&p, mtu_code, mtu_code, 14, 7))
 		return tap_diag("setup at MTU %u failed", mtu);
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
 		for (j = 0; j < ARRAY_SIZE(sizes); j++)
@@ -221,7 +226,7 @@ static void check_mtu256(enum ibv_mtu mtu_code, uint32_t mtu)
 
 /*
  * A 64 KiB WRITE, SEND and READ between QPs of path MTUs A and B: the WRITE and the SEND
- * fail with IBV_WC_REM_INV_REQ_ERR, the READ with any error; nothing lands.
+ * fail with IBV_WC_REM_INV_REQ_ERR, the READ with IBV_WC_RETRY_EXC_ERR; nothing lands.
  */
 static int mismatch(enum ibv_mtu a, enum ibv_mtu b)
 {
@@ -238,13 +243,14 @@ static int mismatch(enum ibv_mtu a, enum ibv_mtu b)
 		uint32_t j;
 		int st;
 
-		if (pair_new(&p, a, b, 14))
+		/* Six retries: a READ whose responses are all dropped must fail. */
+		if (pair_new(&p, a, b, 14, 6))
 			return 1;
 		fresh(ops[i], len);
 		if (ops[i] == IBV_WR_SEND && post_recv(&p))
 			bad += tap_diag("ibv_post_recv failed");
 		st = xfer(&p, ops[i], len, 0);
-		if (read ? st == IBV_WC_SUCCESS || st < 0 : st != IBV_WC_REM_INV_REQ_ERR)
+		if (st != (read ? IBV_WC_RETRY_EXC_ERR : IBV_WC_REM_INV_REQ_ERR))
 			bad += tap_diag("MTU %d to %d, %s: send completion %d", a, b, names[i],
 					st);
 		else
@@ -269,7 +275,7 @@ static void check_mtu(enum ibv_mtu mtu_code, uint32_t mtu)
 	}
 	bad = mismatch(IBV_MTU_1024, IBV_MTU_256) + mismatch(IBV_MTU_256, IBV_MTU_1024);
 	ok(!bad, "mtu: 64 KiB WRITEs and SENDs between path MTUs 1024 and 256 fail with "
-		 "IBV_WC_REM_INV_REQ_ERR, READs fail; nothing lands");
+		 "IBV_WC_REM_INV_REQ_ERR, READs with IBV_WC_RETRY_EXC_ERR; nothing lands");
 }
 
 static void check_single(enum ibv_mtu mtu_code, uint32_t mtu)
@@ -280,7 +286,7 @@ static void check_single(enum ibv_mtu mtu_code, uint32_t mtu)
 	int bad = 0, i, n;
 
 	/* Timeout code 18: 4.096 us * 2^18, about 1.07 s. */
-	if (pair_new(&p, mtu_code, mtu_code, 18)) {
+	if (pair_new(&p, mtu_code, mtu_code, 18, 7)) {
 		ok(0, "single: setup");
 		return;
 	}
@@ -323,7 +329,7 @@ static void check_counters(enum ibv_mtu mtu_code, uint32_t mtu)
 	struct pair p;
 	int bad;
 
-	if (pair_new(&p, mtu_code, mtu_code, 14)) {
+	if (pair_new(&p, mtu_code, mtu_code, 14, 7)) {
 		ok(0, "counters: setup");
 		return;
 	}
