@@ -419,6 +419,7 @@ fn read_data(
         complete_front(p, WcStatus::LocProtErr);
         return;
     }
+    progress(p.inner);
     let end = off + payload.len() as u64;
     let remaining = u64::from(t.byte_len()).saturating_sub(end) as u32;
     let e = &mut p.inner.eng;

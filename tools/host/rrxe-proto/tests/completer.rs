@@ -291,7 +291,8 @@ fn comp_state_updates() {
     st.wqe_done(Psn::new(2));
     assert_eq!(st.psn, Psn::new(5));
     assert!(Verdict::Complete.resets_retries());
-    assert!(Verdict::ReadData.resets_retries());
+    // Read data resets them once taken, not when judged.
+    assert!(!Verdict::ReadData.resets_retries());
     assert!(!Verdict::Rnr { timer: 0 }.resets_retries());
     assert!(!Verdict::Retry { nak_psn: None }.resets_retries());
     assert!(!Verdict::Drop.resets_retries());

@@ -158,14 +158,16 @@ pub enum Verdict {
 
 impl Verdict {
     /// True when the response shows forward progress, which resets the retry and RNR
-    /// counters to the QP's values.
+    /// counters to the QP's values. Not [`Verdict::ReadData`]: read data is progress once
+    /// it is taken, and a response whose length is wrong for its place is dropped (from a
+    /// responder whose path MTU is not the requester's, every response of a read is, and
+    /// counted as progress they kept the read retrying for ever, never failing).
     pub const fn resets_retries(self) -> bool {
         matches!(
             self,
             Verdict::CompleteImplicit
                 | Verdict::Complete
                 | Verdict::Progress
-                | Verdict::ReadData
                 | Verdict::AtomicResult
         )
     }
