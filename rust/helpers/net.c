@@ -124,6 +124,11 @@ struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size)
 	return alloc_skb(size, GFP_ATOMIC);
 }
 
+struct sk_buff *rrxe_helper_alloc_skb_nowait(unsigned int size)
+{
+	return alloc_skb(size, GFP_NOWAIT | __GFP_NOWARN);
+}
+
 void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len)
 {
 	skb_reserve(skb, len);

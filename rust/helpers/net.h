@@ -46,6 +46,7 @@ int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct p
 				 size_t off, size_t len);
 struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb);
 struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size);
+struct sk_buff *rrxe_helper_alloc_skb_nowait(unsigned int size);
 void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len);
 void *rrxe_helper_skb_put_zero(struct sk_buff *skb, unsigned int len);
 void rrxe_helper_skb_reset_network_header(struct sk_buff *skb);

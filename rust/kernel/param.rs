@@ -13,8 +13,8 @@ pub fn zero_copy() -> bool {
 }
 
 /// `bursts`: whether consecutive packets of one message between QPs of this device may go
-/// as one datagram (loopback bursts); read at each message, so a change applies from the
-/// next one.
+/// as one datagram (loopback bursts); read when a request starts and at each READ
+/// response, so a change applies from the next one.
 pub fn bursts() -> bool {
     // SAFETY: Reads the parameter's current value once; no requirement.
     unsafe { bindings::param_bursts() }

@@ -175,6 +175,18 @@ impl TxSkb {
     /// Fails with `EMSGSIZE` if the datagram would not fit the 16-bit length fields, and
     /// `ENOMEM`.
     pub fn alloc(dev: &NetDevice, family: Family, len: usize) -> Result<TxSkb> {
+        Self::alloc_gfp(dev, family, len, false)
+    }
+
+    /// As [`Self::alloc`], but without the atomic reserves and without a warning when
+    /// memory is short (`GFP_NOWAIT | __GFP_NOWARN`): for a datagram the caller can do
+    /// without (it sends its payload another way then).
+    pub fn try_alloc(dev: &NetDevice, family: Family, len: usize) -> Result<TxSkb> {
+        Self::alloc_gfp(dev, family, len, true)
+    }
+
+    /// [`Self::alloc`], or [`Self::try_alloc`] if `nowait`.
+    fn alloc_gfp(dev: &NetDevice, family: Family, len: usize, nowait: bool) -> Result<TxSkb> {
         let hdr_len = ip_hdr_len(family) + UDP_HDR_LEN;
         if len > usize::from(u16::MAX) - hdr_len {
             return Err(errno(bindings::EMSGSIZE));
@@ -186,7 +198,14 @@ impl TxSkb {
             .checked_add(len as u32)
             .ok_or_else(|| errno(bindings::EMSGSIZE))?;
         // SAFETY: Allocating has no preconditions.
-        let skb = NonNull::new(unsafe { bindings::alloc_skb_atomic(size) }).ok_or(ENOMEM)?;
+        let skb = unsafe {
+            if nowait {
+                bindings::alloc_skb_nowait(size)
+            } else {
+                bindings::alloc_skb_atomic(size)
+            }
+        };
+        let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: `skb` is new and ours, with `size` bytes of tailroom: first `headroom`
         // are reserved, then the `len` that remain are appended (zeroed).
         let payload = unsafe {

@@ -479,26 +479,20 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Op
         }
         let view = t.view();
         let v = judge(&p.inner.eng.comp, &view, rsp);
-        let at = match (burst, v) {
-            (None, _) | (Some(_), Verdict::CompleteImplicit) => None,
-            (Some(sender_mtu), Verdict::ReadData) if !p.inner.eng.holes.is_active() => {
-                let (mtu, len) = (p.inner.params.mtu, t.byte_len());
-                let b = check_read_burst(
-                    rsp.opcode,
-                    rsp.psn,
-                    pkt.payload.len() as u32,
-                    sender_mtu,
-                    mtu,
-                    t.first_psn,
-                    t.last_psn,
-                    len,
-                );
-                if b.is_none() {
+        let at = match burst {
+            None => None,
+            Some(sender_mtu) => match burst_place(p, t, rsp, pkt, sender_mtu, v) {
+                Some(at) => at,
+                None => {
+                    // Dropped; one beyond a missing response counts toward the implicit
+                    // NAK, as a single response there would.
+                    let ahead = matches!(v, Verdict::Ahead | Verdict::ReadAhead);
+                    if ahead && p.inner.eng.ahead.note() {
+                        start_retry(p, Why::ImplicitNak);
+                    }
                     break;
                 }
-                b
-            }
-            (Some(_), _) => break,
+            },
         };
         if v.resets_retries() {
             progress(p.inner);
@@ -569,6 +563,39 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Op
                 break;
             }
         }
+    }
+}
+
+/// What the completer does with a loopback burst of RDMA READ responses cut by its
+/// sender's path MTU `sender_mtu`, judged `v` against the oldest WQE, tracked as `t`: go
+/// on with the verdict, with the burst's place if it is the read data the WQE expects next
+/// (`Some`), or drop it (`None`). A burst completes older WQEs implicitly as its first
+/// response would; it is taken only as the data expected next with no response kept
+/// beyond a missing one ([`check_read_burst`]). Kept out of line: a single response's
+/// path stays as short as it was.
+#[inline(never)]
+fn burst_place(
+    p: &Pass<'_>,
+    t: &Track,
+    rsp: &Response,
+    pkt: &RxPacket<'_>,
+    sender_mtu: Mtu,
+    v: Verdict,
+) -> Option<Option<ReadBurst>> {
+    match v {
+        Verdict::CompleteImplicit => Some(None),
+        Verdict::ReadData if !p.inner.eng.holes.is_active() => check_read_burst(
+            rsp.opcode,
+            rsp.psn,
+            pkt.payload.len() as u32,
+            sender_mtu,
+            p.inner.params.mtu,
+            t.first_psn,
+            t.last_psn,
+            t.byte_len(),
+        )
+        .map(Some),
+        _ => None,
     }
 }
 

@@ -473,18 +473,9 @@ fn start_next(p: &mut Pass<'_>) -> bool {
     } else {
         first_psn
     };
-    // Loopback bursts ([`crate::proto::burst`], module parameter `bursts`): a userspace
-    // client's RC SEND or RDMA WRITE of registered memory (not inline) of several packets,
-    // by reference (`zero_copy`), to this device itself. A WQE sent again goes packet by
-    // packet.
-    let bursts = !again
-        && param::bursts()
-        && seg.packets_left() > 1
-        && !qp.kernel
-        && qp.qp_type == QpType::Rc
-        && !inner.eng.wqe.inline
-        && param::zero_copy()
-        && tx::loops_back(&p.link, &inner.path);
+    // A WQE sent again goes packet by packet.
+    let bursts = !again && seg.packets_left() > 1 && may_burst(p);
+    let inner = &mut *p.inner;
     inner.eng.cur = Some(Cur {
         index,
         seg,
@@ -495,6 +486,20 @@ fn start_next(p: &mut Pass<'_>) -> bool {
         bursts,
     });
     true
+}
+
+/// Whether the packets of the WQE being started, several, may go in loopback bursts
+/// ([`crate::proto::burst`], module parameter `bursts`): a userspace client's RC SEND or
+/// RDMA WRITE of registered memory (not inline), by reference (`zero_copy`), to this
+/// device itself. Kept out of line: a single packet's path stays as short as it was.
+#[inline(never)]
+fn may_burst(p: &Pass<'_>) -> bool {
+    !p.qp.kernel
+        && p.qp.qp_type == QpType::Rc
+        && !p.inner.eng.wqe.inline
+        && param::bursts()
+        && param::zero_copy()
+        && tx::loops_back(&p.link, &p.inner.path)
 }
 
 /// The payload of one packet of a send WQE: its inline data or the memory its SGEs name.

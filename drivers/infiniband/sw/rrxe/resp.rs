@@ -85,7 +85,10 @@ fn requests(p: &mut Pass<'_>) -> bool {
 }
 
 /// Processes one request packet taken from the queue; consumed if executed, else dropped.
-/// Returns the packets it stood for (a loopback burst's, else 1).
+/// Returns the packets it stood for (a loopback burst's, else 1). Out of line: inlined,
+/// it left the requester's stage out of the pass instead (about 1 % of a small
+/// message's instructions, 2026-11-30).
+#[inline(never)]
 fn take_request(p: &mut Pass<'_>, skb: SkBuff) -> u32 {
     if !p.inner.can_receive() {
         p.count(Counter::RcvdBadTypeState);
@@ -186,8 +189,7 @@ fn bth(inner: &Inner, opcode: Opcode, psn: Psn) -> Bth {
 }
 
 /// Sends the next packet of the RDMA READ reply in progress, or a loopback burst of them
-/// ([`crate::proto::burst`]: only the first answer to a request, never a replay, which
-/// goes packet by packet). Returns the packets it stood for. If the memory read was
+/// ([`send_read_burst`]). Returns the packets it stood for. If the memory read was
 /// invalidated, deregistered or unbound since the request (see [`crate::mem`]), the reply
 /// ends with a remote access error NAK in place of the packet, as rxe's per-packet rkey
 /// check ends it (rxe NAKs with the request's PSN; the packet's is the one the requester
@@ -198,15 +200,21 @@ fn send_read_response(p: &mut Pass<'_>) -> u32 {
     let Some(reading) = inner.eng.resp.reading.as_mut() else {
         return 1;
     };
-    let bursts =
-        reading.replay.is_none() && param::bursts() && tx::loops_back(&p.link, &inner.path);
-    let before = reading.reply.clone();
-    let next = if bursts {
-        reading.reply.next_burst(MAX_BURST)
-    } else {
-        reading.reply.next().map(|seg| (seg, 1))
+    if reading.replay.is_none()
+        && reading.reply.several_left()
+        && param::bursts()
+        && tx::loops_back(&p.link, &inner.path)
+        && inner.tx_light()
+    {
+        if let Some(k) = send_read_burst(p) {
+            return k;
+        }
+    }
+    let inner = &mut *p.inner;
+    let Some(reading) = inner.eng.resp.reading.as_mut() else {
+        return 1;
     };
-    let Some((seg, k)) = next else {
+    let Some(seg) = reading.reply.next() else {
         inner.eng.resp.reading = None;
         return 1;
     };
@@ -218,7 +226,7 @@ fn send_read_response(p: &mut Pass<'_>) -> u32 {
             msn: inner.eng.resp.msn,
         });
     }
-    let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_mut(), inner.tx.as_ref()) else {
+    let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_ref(), inner.tx.as_ref()) else {
         return 1;
     };
     let s = Sender {
@@ -227,57 +235,82 @@ fn send_read_response(p: &mut Pass<'_>) -> u32 {
         owner: tx,
         path: &inner.path,
     };
-    let mem = reading.mem.as_ref();
-    let fill = |buf: &mut [u8]| match mem {
-        Some(mem) => mem.read(va, buf),
-        None if buf.is_empty() => Ok(()),
-        None => Err(MemError::Range),
-    };
-    let (res, k) = if k > 1 {
-        let mtu = inner.params.mtu;
-        match tx::send_copied_burst(s, &hdr, seg.payload_len as usize, k, mtu, fill) {
-            Ok(true) => (Ok(()), k),
-            Ok(false) => {
-                // The burst could not go: its first packet goes alone.
-                reading.reply = before;
-                let Some(seg) = reading.reply.next() else {
-                    return 1;
-                };
-                hdr.bth = Bth::new(seg.opcode, inner.params.dest_qpn & QPN_MASK, seg.psn);
-                hdr.aeth = seg
-                    .opcode
-                    .headers()
-                    .contains(HeaderSet::AETH)
-                    .then_some(Aeth {
-                        syndrome: Syndrome::ACK,
-                        msn: inner.eng.resp.msn,
-                    });
-                (tx::send(s, &hdr, seg.payload_len as usize, fill), 1)
-            }
-            Err(e) => (Err(e), k),
-        }
-    } else {
-        (tx::send(s, &hdr, seg.payload_len as usize, fill), 1)
-    };
+    let res = tx::send(s, &hdr, seg.payload_len as usize, |buf| {
+        read_reply(reading, va, buf)
+    });
     match res {
-        Ok(()) => p.dev.data().count_n(Counter::RdmaSends, k),
+        Ok(()) => p.count(Counter::RdmaSends),
         Err(tx::TxError::Fill(_)) => {
             p.inner.eng.resp.reading = None;
             reject(p, RespError::RkeyViolation, seg.psn);
-            return k;
+            return 1;
         }
         Err(_) => {}
     }
-    if p.inner
-        .eng
-        .resp
-        .reading
-        .as_ref()
-        .is_some_and(|r| r.reply.is_done())
-    {
+    if seg.opcode.is_end() {
         p.inner.eng.resp.reading = None;
     }
-    k
+    1
+}
+
+/// Copies the reply's data at `va` into `buf`.
+fn read_reply(reading: &Reading, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
+    match reading.mem.as_ref() {
+        Some(mem) => mem.read(va, buf),
+        None if buf.is_empty() => Ok(()),
+        None => Err(MemError::Range),
+    }
+}
+
+/// Sends the next responses of the RDMA READ reply in progress as one loopback burst
+/// ([`crate::proto::burst`]; the caller checked that the path loops back, that more than
+/// one response is left, that the reply is the first answer to its request (a replay
+/// goes response by response), and that few of the QP's skbs are in flight). Returns the responses it stood for, or `None` if the burst
+/// could not go (nothing sent: the caller sends one response). Kept out of line: a single
+/// response's path stays as short as it was.
+#[inline(never)]
+fn send_read_burst(p: &mut Pass<'_>) -> Option<u32> {
+    let inner = &mut *p.inner;
+    let reading = inner.eng.resp.reading.as_mut()?;
+    let before = reading.reply.clone();
+    let (seg, k) = reading.reply.next_burst(MAX_BURST)?;
+    let va = reading.va.wrapping_add(u64::from(seg.offset));
+    let mut hdr = Headers::new(bth(inner, seg.opcode, seg.psn));
+    if seg.opcode.headers().contains(HeaderSet::AETH) {
+        hdr.aeth = Some(Aeth {
+            syndrome: Syndrome::ACK,
+            msn: inner.eng.resp.msn,
+        });
+    }
+    let (Some(reading), Some(tx)) = (inner.eng.resp.reading.as_mut(), inner.tx.as_ref()) else {
+        return None;
+    };
+    let s = Sender {
+        dev: p.dev,
+        link: p.link,
+        owner: tx,
+        path: &inner.path,
+    };
+    let mtu = inner.params.mtu;
+    let fill = |buf: &mut [u8]| read_reply(reading, va, buf);
+    match tx::send_copied_burst(s, &hdr, seg.payload_len as usize, k, mtu, fill) {
+        Ok(true) => p.dev.data().count_n(Counter::RdmaSends, k),
+        Ok(false) => {
+            reading.reply = before;
+            return None;
+        }
+        Err(tx::TxError::Fill(_)) => {
+            p.inner.eng.resp.reading = None;
+            reject(p, RespError::RkeyViolation, seg.psn);
+            return Some(k);
+        }
+        // Lost, as a single response whose skb cannot be had; asked for again.
+        Err(tx::TxError::Net) => {}
+    }
+    if seg.opcode.is_end() {
+        p.inner.eng.resp.reading = None;
+    }
+    Some(k)
 }
 
 /// Takes a receive WQE for a new message, if none is held.

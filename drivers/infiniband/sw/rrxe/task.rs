@@ -35,6 +35,10 @@ pub(crate) const TX_DRAIN_MS: u32 = 2000;
 const TX_HIGH: usize = 64;
 /// ... and resumes when they fall to this many (as rxe).
 const TX_LOW: usize = 16;
+/// A QP's READ responses go in loopback bursts, each up to 32 KiB allocated, only while it
+/// has fewer skbs than this in flight: its memory in flight stays about what
+/// [`TX_HIGH`] single responses of 4 KiB would hold.
+const TX_BURSTS: usize = 8;
 /// Passes a doorbell's call of [`QpShared::process`] runs: its QP's, then those of the QPs
 /// that its loopback packets reached, and theirs (a request, its answer, the completion:
 /// three); the QPs still woken after that are scheduled. Bounds the work done in a
@@ -306,6 +310,14 @@ impl TxDone for TxWake {
 }
 
 impl Inner {
+    /// Whether few enough of the sender's skbs are in flight for a burst of copied READ
+    /// responses ([`TX_BURSTS`]).
+    pub(crate) fn tx_light(&self) -> bool {
+        self.tx
+            .as_ref()
+            .is_some_and(|tx| tx.in_flight() < TX_BURSTS)
+    }
+
     /// Whether the sender must stop: too many of its packets are in flight (it is woken
     /// when they drain), or the QP is being destroyed.
     pub(crate) fn tx_throttled(&self) -> bool {

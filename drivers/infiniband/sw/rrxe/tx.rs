@@ -345,7 +345,7 @@ pub(crate) fn send<E>(
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(), TxError<E>> {
-    let skb = build_copied::<E, MAX_PAYLOAD>(&s, hdr, payload_len, fill)?;
+    let skb = build_copied::<E, MAX_PAYLOAD>(&s, hdr, payload_len, TxSkb::alloc, fill)?;
     s.dev.data().count(Counter::SentPkts);
     if s.loops_back() {
         return s.loop_back(skb, None).map_err(|()| TxError::Net);
@@ -377,7 +377,9 @@ pub(crate) fn send_copied_burst<E>(
     if !s.loops_back() {
         return Ok(false);
     }
-    let skb = match build_copied::<E, MAX_READ_BURST_PAYLOAD>(&s, hdr, payload_len, fill) {
+    // Up to 32 KiB in one piece, which a burst can do without: no atomic reserves.
+    let alloc = TxSkb::try_alloc;
+    let skb = match build_copied::<E, MAX_READ_BURST_PAYLOAD>(&s, hdr, payload_len, alloc, fill) {
         Ok(skb) => skb,
         Err(TxError::Net) => return Ok(false),
         Err(e) => return Err(e),
@@ -390,17 +392,18 @@ pub(crate) fn send_copied_burst<E>(
 }
 
 /// A datagram with headers `hdr` and `payload_len` bytes (at most `MAX`,
-/// [`Layout::with_max`]) that `fill` writes, owned by `s`'s owner.
+/// [`Layout::with_max`]) that `fill` writes, allocated by `alloc` ([`TxSkb::alloc`] or
+/// [`TxSkb::try_alloc`]), owned by `s`'s owner.
 fn build_copied<E, const MAX: usize>(
     s: &Sender<'_>,
     hdr: &Headers,
     payload_len: usize,
+    alloc: fn(&NetDevice, Family, usize) -> Result<TxSkb>,
     fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<TxSkb, TxError<E>> {
     let layout = Layout::with_max::<MAX>(hdr.bth.opcode, payload_len).map_err(|_| TxError::Net)?;
     let family = s.path.flow.addrs.family();
-    let mut skb =
-        TxSkb::alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
+    let mut skb = alloc(s.link.ndev(), family, layout.total_len).map_err(|_| TxError::Net)?;
     skb.set_owner(s.owner).map_err(|_| TxError::Net)?;
     {
         // Zeroed at allocation: the headers are written, then the payload; the pad and the

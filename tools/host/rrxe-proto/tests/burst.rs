@@ -139,6 +139,32 @@ proptest! {
         }
     }
 
+    /// The completer takes every burst of the answer to a range of a read asked for again
+    /// as a new request (from its start, First to Last), where the range lies.
+    #[test]
+    fn range_bursts_check_out(len in 1u32..(1 << 21), m in mtu(), psn in 0u32..=0xff_ffff,
+                              a in 0u32..1000, n in 1u32..300, max_k in 2u32..80) {
+        let first = Psn::new(psn);
+        let last = read_last_psn(first, len, m);
+        let mb = m.bytes();
+        let total = last.distance_from(first) + 1;
+        let at = a % total;
+        let count = n.min(total - at);
+        let start = first.wrapping_add(at);
+        let range = if at + count == total { len - at * mb } else { count * mb };
+        for (b, k) in read_bursts(range, m, start.value(), true, max_k)
+            .iter()
+            .filter(|(_, k)| *k > 1)
+        {
+            let got = check_read_burst(b.opcode, b.psn, b.payload_len, m, m, first, last, len);
+            let want = ReadBurst {
+                offset: at * mb + b.offset,
+                last_psn: b.psn.wrapping_add(k - 1),
+            };
+            prop_assert_eq!(got, Some(want));
+        }
+    }
+
     /// check_read_burst takes a burst only if the completer would take each of its
     /// responses in turn, and never past the read's last PSN.
     #[test]
@@ -456,6 +482,7 @@ fn read_burst_shapes() {
         ),
         None
     );
+    // A Last burst before the read's end: the end of a range asked for again.
     assert_eq!(
         check_read_burst(
             Opcode::RcReadResponseLast,
@@ -467,7 +494,10 @@ fn read_burst_shapes() {
             last,
             64 * 1024
         ),
-        None
+        Some(ReadBurst {
+            offset: 40 * 1024,
+            last_psn: first.wrapping_add(47)
+        })
     );
     // A whole read of 5,000 bytes: one Only burst; at MTU 4096, 7 responses at most.
     let bs = read_bursts(5000, m, 7, true, 64);

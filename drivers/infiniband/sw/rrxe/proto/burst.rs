@@ -67,7 +67,7 @@ pub const fn last_psn(psn: Psn, k: u32) -> Psn {
 }
 
 /// The packets a burst of `payload_len` bytes with `opcode` (and RETH `reth`) stands for
-/// at the responder of a `qp` QP (RC: bursts are sent by reference, which only RC
+/// at the responder of a `qp` QP (RC: request bursts are sent by reference, which only RC
 /// requesters do), whose path MTU is `mtu`, from a sender whose path MTU was
 /// `sender_mtu`, with the lengths each of them would have to have (IBA C9-92,
 /// [`super::responder::check_length`]): a burst that does not end its message carries a
@@ -145,9 +145,10 @@ pub struct ReadBurst {
 /// bytes, cut by its sender's path MTU `sender_mtu`, that the completer judged to be the
 /// data it expects next ([`super::completer::Verdict::ReadData`]) of an RDMA READ of
 /// `byte_len` bytes whose responses are `first_psn` to `read_last`, with path MTU `mtu`:
-/// each of its responses must be what [`super::completer`] takes there one by one, a whole
-/// MTU for every response but the read's last, whose opcode ends the read and which
-/// carries the rest; and it must not reach past the read. `None` if not.
+/// each of its responses must be what the completer takes there one by one, a whole MTU
+/// for every response but the read's last, whose opcode ends the read and which carries
+/// the rest (whatever the opcode before it: the answer to a range asked for again ends
+/// with *Last* where the range does); and it must not reach past the read. `None` if not.
 #[allow(clippy::too_many_arguments)]
 pub const fn check_read_burst(
     opcode: Opcode,
@@ -183,7 +184,7 @@ pub const fn check_read_burst(
     let fits = if end == span {
         opcode.is_end() && payload_len as u64 == rest
     } else {
-        !opcode.is_end() && payload_len as u64 == k as u64 * mtu.bytes() as u64
+        payload_len as u64 == k as u64 * mtu.bytes() as u64
     };
     if !fits {
         return None;

@@ -675,9 +675,9 @@ impl ReadReply {
         self.psn
     }
 
-    /// Whether its last response was sent.
-    pub const fn is_done(&self) -> bool {
-        self.done
+    /// Whether more than one response is left (a burst may go).
+    pub const fn several_left(&self) -> bool {
+        !self.done && self.remaining > self.mtu
     }
 
     /// The next responses, at most `max_k` of them (and [`MAX_BURST`], and
