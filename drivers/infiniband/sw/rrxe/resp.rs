@@ -265,9 +265,10 @@ fn read_reply(reading: &Reading, va: u64, buf: &mut [u8]) -> Result<(), MemError
 /// Sends the next responses of the RDMA READ reply in progress as one loopback burst
 /// ([`crate::proto::burst`]; the caller checked that the path loops back, that more than
 /// one response is left, that the reply is the first answer to its request (a replay
-/// goes response by response), and that few of the QP's skbs are in flight). Returns the responses it stood for, or `None` if the burst
-/// could not go (nothing sent: the caller sends one response). Kept out of line: a single
-/// response's path stays as short as it was.
+/// goes response by response), and that few of the QP's skbs are in flight). Returns the
+/// responses it stood for, or `None` if the burst could not go (nothing sent: the caller
+/// sends one response). Kept out of line: a single response's path stays as short as it
+/// was.
 #[inline(never)]
 fn send_read_burst(p: &mut Pass<'_>) -> Option<u32> {
     let inner = &mut *p.inner;
