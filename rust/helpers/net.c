@@ -126,7 +126,7 @@ struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size)
 
 struct sk_buff *rrxe_helper_alloc_skb_nowait(unsigned int size)
 {
-	return alloc_skb(size, GFP_NOWAIT | __GFP_NOWARN);
+	return alloc_skb(size, GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
 }
 
 void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len)

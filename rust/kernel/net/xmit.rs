@@ -178,9 +178,9 @@ impl TxSkb {
         Self::alloc_gfp(dev, family, len, false)
     }
 
-    /// As [`Self::alloc`], but without the atomic reserves and without a warning when
-    /// memory is short (`GFP_NOWAIT | __GFP_NOWARN`): for a datagram the caller can do
-    /// without (it sends its payload another way then).
+    /// As [`Self::alloc`], but without the atomic or emergency reserves and without a
+    /// warning when memory is short (`GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC`): for
+    /// a datagram the caller can do without (it sends its payload another way then).
     pub fn try_alloc(dev: &NetDevice, family: Family, len: usize) -> Result<TxSkb> {
         Self::alloc_gfp(dev, family, len, true)
     }

@@ -484,9 +484,12 @@ fn take_response(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Op
             Some(sender_mtu) => match burst_place(p, t, rsp, pkt, sender_mtu, v) {
                 Some(at) => at,
                 None => {
-                    // Dropped; one beyond a missing response counts toward the implicit
-                    // NAK, as a single response there would.
-                    let ahead = matches!(v, Verdict::Ahead | Verdict::ReadAhead);
+                    // Dropped; one ahead of the oldest WQE's responses counts toward the
+                    // implicit NAK, as a single response there would, and so does one
+                    // beyond a missing response of the oldest read while nothing is kept
+                    // (kept responses ask for the missing range themselves).
+                    let ahead = matches!(v, Verdict::Ahead)
+                        || matches!(v, Verdict::ReadAhead) && !p.inner.eng.holes.is_active();
                     if ahead && p.inner.eng.ahead.note() {
                         start_retry(p, Why::ImplicitNak);
                     }

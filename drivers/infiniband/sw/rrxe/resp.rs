@@ -272,6 +272,9 @@ fn read_reply(reading: &Reading, va: u64, buf: &mut [u8]) -> Result<(), MemError
 #[inline(never)]
 fn send_read_burst(p: &mut Pass<'_>) -> Option<u32> {
     let inner = &mut *p.inner;
+    // Checked before the reply moves on: past `next_burst`, a burst that does not go
+    // restores it.
+    inner.tx.as_ref()?;
     let reading = inner.eng.resp.reading.as_mut()?;
     let before = reading.reply.clone();
     let (seg, k) = reading.reply.next_burst(MAX_BURST)?;
