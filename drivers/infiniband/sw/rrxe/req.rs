@@ -123,7 +123,9 @@ pub(crate) fn run(p: &mut Pass<'_>) -> bool {
     let mut sent = 0;
     while p.inner.can_send() && !p.inner.eng.rnr_wait {
         if sent >= BUDGET {
-            return true;
+            // Another pass only for work left: a message of exactly the budget's packets
+            // would otherwise ask for a pass that finds nothing.
+            return p.inner.eng.cur.is_some() || p.inner.eng.req_index != p.inner.sq.producer();
         }
         if p.inner.eng.cur.is_none() {
             if !start_next(p) {

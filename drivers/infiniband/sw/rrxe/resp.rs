@@ -81,7 +81,8 @@ fn requests(p: &mut Pass<'_>) -> bool {
         };
         spent += take_request(p, skb);
     }
-    true
+    // Another pass only for work left (not for a budget spent exactly).
+    p.inner.eng.resp.reading.is_some() || !p.qp.req_q.is_empty()
 }
 
 /// Processes one request packet taken from the queue; consumed if executed, else dropped.
