@@ -7,8 +7,9 @@
 # events, and with a 256-byte path MTU); UD at 1 B, half the MTU and the full active MTU
 # (also with -e). One TAP line per run, with its time; each side has a time limit, and
 # after two runs in a row that hit it the rest are reported as failed without running.
-# rrxe only (its counters): the doorbells ran the engine in the caller, and 64 KiB RC
-# messages at path MTU 1024 woke next to no work item.
+# rrxe only (its counters): the doorbells ran the engine in the caller, 64 KiB RC
+# messages at path MTU 1024 woke next to no work item, and only a QP's peer runs its engine
+# in the peer's system call.
 #   vm-run [--provider rxe|rrxe] tools/testing/guest/pingpong.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -69,4 +70,12 @@ if [ -e "$c/doorbell_inline" ]; then
 		tap_fail "doorbells run in the caller: $inline, left to the work item: $kick"
 	fi
 fi
+# rrxe: a loopback packet has its QP's pass run in the sender's system call only if that QP
+# is connected to the sender; a QP that another user's QP names as its destination gets
+# its work item (stranger.c; 2026-11-30: the sender's call ran it).
+stranger() {
+	run_to 120 /usr/libexec/rrxe/stranger -d "$dev" | sed "s/^/# /"
+	return "${PIPESTATUS[0]}"
+}
+[ -z "$runs0" ] || check "stranger: who runs the pass of a QP a local packet reaches" stranger
 tap_done
