@@ -33,7 +33,7 @@ use crate::{
     },
     mem::Owner,
     new_spinlock_bh, new_spinlock_irq, params,
-    proto::{completer::RetryCounter, psn::Psn, verbs::QpType},
+    proto::{bth::QPN_MASK, completer::RetryCounter, psn::Psn, verbs::QpType},
     qp_attr::{check_attr, Params},
     queue::{map, FromClient, Producer, Watch},
     srq::SrqShared,
@@ -41,7 +41,7 @@ use crate::{
     tx::{self, Path},
     wqe,
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -60,6 +60,11 @@ pub(crate) type QpTable = IdTable<QpShared>;
 pub(crate) const BUDGET: u32 = 64;
 /// The Q_Key of the GSI QP (IBA 15.4.6).
 pub(crate) const GSI_QKEY: u32 = 0x8001_0000;
+/// [`QpShared::peer`] of a QP that no other QP's caller runs: no QP's serial.
+pub(crate) const NO_PEER: u64 = 0;
+
+/// The serial of the next QP created ([`QpShared::serial`]).
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(NO_PEER + 1);
 
 /// A queue pair (the driver data of an `ib_qp`).
 pub(crate) struct Qp {
@@ -129,6 +134,14 @@ pub(crate) struct QpShared {
     pub(crate) ib_qp: usize,
     /// A kernel consumer's QP.
     pub(crate) kernel: bool,
+    /// This QP's serial among all QPs created since the module loaded: unlike its number,
+    /// never another QP's.
+    pub(crate) serial: u64,
+    /// The serial of the QP this one is connected to, if this is a userspace RC or UC QP
+    /// whose path leads back to this device and that QP existed when this one was last
+    /// modified ([`NO_PEER`] otherwise), set by [`Qp::modify`]: the one QP whose pass's
+    /// caller may run this QP's pass ([`crate::task::SentBy::wake`]).
+    pub(crate) peer: AtomicU64,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
@@ -352,6 +365,8 @@ impl Qp {
                 pd: init.pd_id(),
                 ib_qp: init.ib_qp(),
                 kernel: !udata.is_user(),
+                serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+                peer: AtomicU64::new(NO_PEER),
                 send_cq,
                 recv_cq,
                 srq,
@@ -426,6 +441,11 @@ impl Qp {
             None
         };
         let qp = &self.shared;
+        let user_connected = !qp.kernel && matches!(qp.qp_type, QpType::Rc | QpType::Uc);
+        // Whether the path leads back to this device, for `peer`.
+        let ndev = user_connected.then(|| qp.dev.netdev()).flatten();
+        // Dropped after the lock.
+        let mut peer = None;
         let mut out = Outbox::default();
         {
             let mut inner = qp.inner.lock();
@@ -449,6 +469,11 @@ impl Qp {
             if let Some(av) = av {
                 inner.path = inner.path.to(av);
             }
+            if ndev.as_ref().is_some_and(|n| inner.path.loops_back(n)) {
+                peer = qp.dev.data().qps().get(inner.params.dest_qpn & QPN_MASK);
+            }
+            let serial = peer.as_ref().map_or(NO_PEER, |peer| peer.serial);
+            qp.peer.store(serial, Ordering::Relaxed);
             if let Some(res) = res {
                 inner.eng.resp.res = res;
                 inner.eng.resp.res_next = 0;

@@ -3,7 +3,7 @@
 //! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
 //! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
 //! multicast group) and queued there; the QP's engine processes it (its work item, or for
-//! a loopback packet maybe the sender's caller: [`Woken`]), after `admit`'s checks of its
+//! a loopback packet maybe the sender's caller: [`SentBy`]), after `admit`'s checks of its
 //! source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not check out is
 //! dropped and counted.
 
@@ -24,7 +24,7 @@ use crate::{
         opcode::{BTH_LEN, MAX_HEADER_LEN},
         packet::{Packet, ICRC_LEN, MAX_PAYLOAD},
     },
-    task::Woken,
+    task::SentBy,
 };
 
 /// A received packet: its headers, and its payload wherever it lies in the skb (read
@@ -65,8 +65,8 @@ pub(crate) enum Origin<'a> {
     /// The network: its ICRC is checked, its QP's work item is scheduled.
     Wire,
     /// This device's own transmit path, during a pass: it has no ICRC to check, and its QP
-    /// joins the sending pass's [`Woken`].
-    Loopback(&'a Woken),
+    /// is handed to the sender ([`SentBy::wake`]).
+    Loopback(SentBy<'a>),
 }
 
 /// The sender's path MTU if a received datagram is a loopback burst (its payload may then
@@ -154,11 +154,11 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         crate::mcast::deliver(data, skb);
         return;
     }
-    let woken = match origin {
+    let by = match origin {
         Origin::Wire => None,
-        Origin::Loopback(woken) => Some(woken),
+        Origin::Loopback(by) => Some(by),
     };
-    let qp = woken.and_then(|w| w.find(qpn));
+    let qp = by.and_then(|by| by.woken.find(qpn));
     let Some(qp) = qp.or_else(|| data.qps().get(qpn)) else {
         data.count(Counter::RcvdBadPkt);
         return;
@@ -167,5 +167,5 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     if !skb.is_linear() {
         data.count_n(Counter::RcvdPaged, packets);
     }
-    qp.enqueue(skb, request, woken);
+    qp.enqueue(skb, request, by);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! How a QP's engine runs: its work item or the doorbell's caller (which run passes,
-//! [`crate::pass`]: the QP's own, then those of the local QPs its loopback packets
+//! [`crate::pass`]: the QP's own, then those of the local peers its loopback packets
 //! reached), which of the two a doorbell picks, its retransmission and RNR timers, the
 //! wake-up of a sender that stopped at its limit of packets in flight, and what a pass asks
 //! for once the QP lock is dropped (CQ handlers, timers, another pass).
@@ -19,7 +19,6 @@ use crate::{
         timer::{ArcTimer, TimerCallback},
     },
     pass::Pass,
-    proto::verbs::QpType,
     qp::{Inner, QpShared, BUDGET},
     tx::Egress,
 };
@@ -207,30 +206,48 @@ const WOKEN_MAX: usize = 4;
 /// QPs that packets sent over the loopback shortcut reached during a pass, for a
 /// doorbell's caller to run once the sender's lock is dropped ([`QpShared::process`]): a
 /// message between two local QPs then costs no work-item wake-up (a work item runs its
-/// own QP's pass alone, and dropping the set schedules the peers). Only connected (RC, UC)
-/// userspace QPs are run so: their packets come from the QP they are connected to, whose
-/// caller runs them. A UD or GSI QP, which anyone may send to, and a kernel consumer's QP
-/// get their work item, so that no other user's thread runs (and, preempted, holds up)
-/// their engine. Beyond [`WOKEN_MAX`] QPs, and for those still held when it is dropped,
-/// the QP's work item is scheduled: no QP is left without a pass for the packets queued
-/// to it. One pass's, on its stack (not `Sync`).
+/// own QP's pass alone, and dropping the set schedules the peers). Only a QP that is
+/// connected to the sender, as the sender is to it, joins ([`SentBy::wake`]): its peer's
+/// caller runs it, as its own caller runs the peer. Any other QP gets its work item, so
+/// that no other user's thread runs (and, preempted, holds up) its engine: a UD or GSI QP,
+/// which anyone may send to; a kernel consumer's QP; and a connected QP that a QP it is
+/// not connected to sent to (any local user's QP may name it as its destination, and the
+/// checks of the QP's pass cannot tell local senders apart by their addresses). Beyond
+/// [`WOKEN_MAX`] QPs, and for those still held when it is dropped, the QP's work item is
+/// scheduled: no QP is left without a pass for the packets queued to it. One pass's, on
+/// its stack (not `Sync`).
 #[derive(Default)]
 pub(crate) struct Woken([Cell<Option<Arc<QpShared>>>; WOKEN_MAX]);
 
-impl Woken {
-    /// Adds `qp` (once), or schedules it (no room, or not run by another QP's caller).
-    pub(crate) fn add(&self, qp: Arc<QpShared>) {
-        if qp.kernel || !matches!(qp.qp_type, QpType::Rc | QpType::Uc) {
+/// Who sent a loopback packet: a pass, for the QPs its packets reach.
+#[derive(Clone, Copy)]
+pub(crate) struct SentBy<'a> {
+    /// The QPs its caller runs after it.
+    pub(crate) woken: &'a Woken,
+    /// The pass's QP.
+    pub(crate) qp: &'a QpShared,
+}
+
+impl SentBy<'_> {
+    /// Hands `qp`, which a packet of this sender's reached, to the sender's caller (once)
+    /// if the two are connected to each other, two userspace RC or UC QPs of this device
+    /// ([`QpShared::peer`]); else, or if the set has no room, schedules its work item.
+    pub(crate) fn wake(&self, qp: Arc<QpShared>) {
+        let peers = qp.peer.load(Ordering::Relaxed) == self.qp.serial
+            && self.qp.peer.load(Ordering::Relaxed) == qp.serial;
+        if !peers {
             qp.schedule();
             return;
         }
-        self.hold(qp);
+        self.woken.hold(qp);
     }
+}
 
-    /// Adds `qp` (once), or schedules it if there is no room; for [`Self::add`], and for a
-    /// QP that this set's caller ran and that was asked for once more meanwhile
+impl Woken {
+    /// Adds `qp` (once), or schedules it if there is no room; for [`SentBy::wake`], and for
+    /// a QP that this set's caller ran and that was asked for once more meanwhile
     /// ([`Runner::release`]; a ping-pong's peer posted its answer on the completion the
-    /// pass made), which passed the rule of [`Self::add`] or is the set's first QP.
+    /// pass made), which passed the rule of [`SentBy::wake`] or is the set's first QP.
     fn hold(&self, qp: Arc<QpShared>) {
         let mut free = None;
         for slot in &self.0 {
@@ -251,7 +268,7 @@ impl Woken {
     }
 
     /// A set holding `qp` alone: the QP a call of [`QpShared::process`] runs first, whatever
-    /// its type (the rule of [`Self::add`] is for the peers its packets reach).
+    /// its type (the rule of [`SentBy::wake`] is for the peers its packets reach).
     fn with(qp: Arc<QpShared>) -> Self {
         let this = Self::default();
         this.0[0].set(Some(qp));
@@ -338,10 +355,10 @@ impl Inner {
 }
 
 impl QpShared {
-    /// Queues a received packet and schedules the work item, or adds the QP to `woken` (a
-    /// loopback packet: the sending pass's caller runs it); drops the packet (and counts it)
-    /// when the queue is full. Softirq context, or a sending pass.
-    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool, woken: Option<&Woken>) {
+    /// Queues a received packet and schedules the work item, or, for a loopback packet,
+    /// hands the QP to the pass that sent it (`by`, [`SentBy::wake`]); drops the packet
+    /// (and counts it) when the queue is full. Softirq context, or a sending pass.
+    pub(crate) fn enqueue(self: Arc<Self>, skb: SkBuff, request: bool, by: Option<SentBy<'_>>) {
         let q = if request { &self.req_q } else { &self.resp_q };
         // Receive runs on several CPUs at once: the queue may exceed the limit by as many
         // packets as there are CPUs.
@@ -350,8 +367,8 @@ impl QpShared {
             return;
         }
         q.push(skb);
-        match woken {
-            Some(woken) => woken.add(self),
+        match by {
+            Some(by) => by.wake(self),
             None => self.schedule(),
         }
     }
@@ -547,7 +564,7 @@ impl QpShared {
     /// the engine ([`crate::eng::Engine::retry_plan`], `wait_completion`), and what must
     /// happen once the QP lock is dropped in the pass's [`Outbox`], which [`Self::finish`]
     /// carries out. Queues the work item again if work is left. Sends through `ndev`, the
-    /// device's net device; the QPs that its loopback packets reach join `woken`. Process
+    /// device's net device; the peers that its loopback packets reach join `woken`. Process
     /// context.
     fn pass(self: &Arc<Self>, ndev: &NetDevice, woken: &Woken) {
         let qp: &QpShared = self;
@@ -561,7 +578,10 @@ impl QpShared {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
-                link: Egress { woken, memo },
+                link: Egress {
+                    by: SentBy { woken, qp },
+                    memo,
+                },
                 inner: &mut inner,
                 out: Outbox::default(),
             };

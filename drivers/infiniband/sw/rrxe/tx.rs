@@ -2,8 +2,8 @@
 
 //! Transmit: a packet's headers and payload become a RoCEv2 UDP datagram with its ICRC,
 //! sent on the netdev or, when it is addressed to this device, handed straight to the
-//! receive path, which queues it at its QP and wakes that QP for the sender's caller to
-//! run ([`Woken`]).
+//! receive path, which queues it at its QP and hands that QP to the sender's caller to
+//! run, if they are connected ([`SentBy`]).
 //!
 //! With the module parameter `zero_copy` on (the default), a request's payload in a
 //! client's registered memory goes by reference ([`send_from`]), if it is long enough, to
@@ -35,8 +35,7 @@ use crate::{
         packet::{Headers, Layout, ICRC_LEN, MAX_PAYLOAD},
     },
     recv::{self, Origin},
-    task::TxWake,
-    task::Woken,
+    task::{SentBy, TxWake},
 };
 use kernel::prelude::*;
 
@@ -58,12 +57,14 @@ pub(crate) const BURST_MIN: u32 = ZERO_COPY_MIN as u32;
 /// again.
 const ZERO_COPY_MIN_WIRE: usize = 2048;
 
-/// What a pass sends through: the QPs its loopback packets wake, and the route memo of its
-/// net device (the route of its last packet, which its next ones to the same addresses
-/// take).
+/// What a pass sends through.
 #[derive(Clone, Copy)]
 pub(crate) struct Egress<'a> {
-    pub(crate) woken: &'a Woken,
+    /// The pass, which its loopback packets name (the peers they reach join its caller's
+    /// set, [`SentBy::wake`]).
+    pub(crate) by: SentBy<'a>,
+    /// The route memo of the net device (the route of the pass's last packet, which its
+    /// next ones to the same addresses take).
     pub(crate) memo: &'a RouteMemo<'a>,
 }
 
@@ -136,6 +137,11 @@ impl Path {
     pub(crate) fn av(&self) -> &RoceAv {
         &self.av
     }
+
+    /// Whether the path leads back to net device `ndev` (its packets never leave memory).
+    pub(crate) fn loops_back(&self, ndev: &NetDevice) -> bool {
+        self.av.dmac == ndev.mac()
+    }
 }
 
 /// Why a packet was not sent.
@@ -178,7 +184,7 @@ pub(crate) struct Sender<'a> {
 /// Whether `path` out of `link` leads back to this device (its packets never leave
 /// memory).
 pub(crate) fn loops_back(link: &Egress<'_>, path: &Path) -> bool {
-    path.av.dmac == link.ndev().mac()
+    path.loops_back(link.ndev())
 }
 
 impl Sender<'_> {
@@ -198,7 +204,7 @@ impl Sender<'_> {
         if burst.is_some() {
             skb.set_cb_word(recv::mark(burst));
         }
-        recv::process(self.dev, skb, Origin::Loopback(self.link.woken));
+        recv::process(self.dev, skb, Origin::Loopback(self.link.by));
         Ok(())
     }
 }
