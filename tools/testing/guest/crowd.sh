@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rrxe where clients that post ahead and poll keep every CPU busy: a work item there can
+# only run instead of one of them, so a stream's doorbells run the engine in the caller
+# (QpShared::ring, posters.rs; the counter doorbell_crowded). Two flows at once, each
+# client on its own CPU: verified data (rc-stream: SENDs with every byte checked, RDMA
+# READs checked) and perftest WRITE streams complete, and their doorbells ran the engine
+# in the caller. Not where a CPU is left for the work item: a polling flow beside one
+# whose client sleeps on completion events, one client alone (one QP, then 64: a rule
+# that counted any task on the CPU misfired there, on the device's own workers), and one
+# client beside a busy loop on each CPU: their doorbells are left to the work item.
+#   vm-run --provider rrxe --smp 2 --timeout 900 tools/testing/guest/crowd.sh
+set -uo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+# shellcheck source=tools/testing/guest/traffic-lib.sh
+. "${RRXE_GUEST_DIR:-/usr/share/rrxe/guest}/traffic-lib.sh"
+
+[ -n "${RRXE_GID_INDEX:-}" ] || die "no device: do not use --no-device"
+dev=$RRXE_DEV
+gid=$RRXE_GID_INDEX
+server=$RRXE_PEER_IP
+c=/sys/class/infiniband/$dev/ports/1/hw_counters
+[ -e "$c/doorbell_crowded" ] || die "$dev has no counter doorbell_crowded (not rrxe?)"
+ncpu=$(nproc)
+[ "$ncpu" = 2 ] || die "$ncpu CPUs online: run with vm-run --smp 2"
+tap_ok "$ncpu CPUs online"
+TR_SUMMARY=sum_perftest
+
+# counter NAME: its value now.
+counter() {
+	cat "$c/$1"
+}
+
+# mark: notes the doorbell counters; crowded and kicked then give what they grew by since.
+mark() {
+	crowded0=$(counter doorbell_crowded) kick0=$(counter doorbell_kick)
+}
+crowded() { echo $(($(counter doorbell_crowded) - crowded0)); }
+kicked() { echo $(($(counter doorbell_kick) - kick0)); }
+
+# want_crowded DESC TIMES: at least 1,000 of the doorbells since mark ran in the caller
+# because the CPUs were crowded, and more than TIMES times as many as were left to the
+# work item.
+want_crowded() {
+	local n k
+	n=$(crowded) k=$(kicked)
+	if [ "$n" -gt $(($2 * k)) ] && [ "$n" -ge 1000 ]; then
+		tap_ok "$1: doorbells run in the caller for streams: $n, left to the work item: $k"
+	else
+		tap_fail "$1: doorbells run in the caller for streams: $n, left to the work item: $k (want >= 1000 and more than $2 times as many)"
+	fi
+}
+
+# want_kicked DESC N: at least 1,000 of the doorbells since mark were left to the work
+# item, and at most 1 in N ran in the caller for crowding.
+want_kicked() {
+	local n k
+	n=$(crowded) k=$(kicked)
+	if [ "$k" -ge 1000 ] && [ $(($2 * n)) -le $((n + k)) ]; then
+		tap_ok "$1: doorbells left to the work item: $k, run in the caller for streams: $n"
+	else
+		tap_fail "$1: doorbells left to the work item: $k, run in the caller for streams: $n (want >= 1000 left, at most 1 in $2 run)"
+	fi
+}
+
+# flow SECS CPU PROG ARGS...: starts PROG ARGS as a server and a client, on a port of its
+# own, the client on CPU (the server where the scheduler puts it), each with the time
+# limit SECS; flows_done then waits for them.
+port=18700
+spid=() cpid=()
+flow() {
+	local secs=$1 cpu=$2 i=${#spid[@]}
+	shift 2
+	port=$((port + 1))
+	run_to "$secs" "$@" -p "$port" >"/tmp/srv$i.log" 2>&1 &
+	spid[i]=$!
+	tr_wait_listen "$port" "${spid[i]}"
+	run_to "$secs" taskset -c "$cpu" "$@" -p "$port" "$server" >"/tmp/cli$i.log" 2>&1 &
+	cpid[i]=$!
+}
+
+# flows_done DESC: waits for the flows started; passes if all their servers and clients
+# exited with status 0.
+flows_done() {
+	local i st bad=''
+	for i in "${!spid[@]}"; do
+		st=0
+		wait "${cpid[i]}" || st=$?
+		[ "$st" = 0 ] || bad+=" client $i: status $st"
+		st=0
+		wait "${spid[i]}" || st=$?
+		[ "$st" = 0 ] || bad+=" server $i: status $st"
+	done
+	if [ -z "$bad" ]; then
+		tap_ok "$1"
+	else
+		tap_fail "$1:$bad"
+		for i in "${!spid[@]}"; do
+			tail -n 5 "/tmp/srv$i.log" | sed "s/^/#   server $i | /"
+			tail -n 5 "/tmp/cli$i.log" | sed "s/^/#   client $i | /"
+		done
+	fi
+	spid=() cpid=()
+}
+
+# Verified data: two rc-stream pairs for 10 s each, 4 KiB SENDs and READs. Their clients
+# and servers sleep a millisecond when they find nothing to do, which leaves a CPU idle at
+# times: a doorbell then goes to the work item.
+mark
+for cpu in 0 1; do
+	flow 120 "$cpu" /usr/libexec/rrxe/rc-stream -d "$dev" -g "$gid" -D "$(scaled 10)" -s 4096
+done
+flows_done "two flows: rc-stream, every byte checked"
+want_crowded "two rc-streams" 0
+
+# perftest's two flows, as the bench's (64 KiB WRITEs), and 2 B, for 4 s each: their
+# clients poll, and all but the doorbells of the start and end, where one client runs
+# alone, run in the caller.
+perf=(ib_write_bw -d "$dev" -x "$gid" -F)
+mark
+for size in 65536 2; do
+	for cpu in 0 1; do
+		flow 180 "$cpu" "${perf[@]}" -s "$size" -D 4
+	done
+	flows_done "two flows: ib_write_bw $size B"
+done
+want_crowded "two ib_write_bw flows" 4
+
+# A client that sleeps between its doorbells (-e: it waits for a completion event, here
+# of each 1 MiB SEND, 1,500 of them: perftest has no events for WRITE, nor for a
+# duration) does not keep its CPU busy: beside it, a polling flow's doorbells go to the
+# work item, which runs on the sleeper's CPU. The sleeper's own doorbells, one a message,
+# see a polling client on the other CPU and run in the caller. (A rule without the sleep
+# test ran 22,500 of 108,388 in the caller here, 2026-11-30.)
+mark
+flow 180 0 "${perf[@]}" -s 2 -D 4
+flow 180 1 ib_send_bw -d "$dev" -x "$gid" -F -s 1048576 -e -Q 1 -n 1500
+flows_done "a polling flow beside one that sleeps on events"
+want_kicked "a polling flow beside one that sleeps on events" 20
+
+# pt ARGS...: one perftest run that must complete (its client's result row).
+pt() {
+	TR_ROWS=1 TR_LAST_SIZE=''
+	tr_perftest 180 "$dev" "$dev" "$gid" "$server" "$@"
+}
+
+# One client: its work items run beside it.
+TR_DESC="one flow"
+mark
+pt ib_write_bw -s 2 -n 5000
+pt ib_write_bw -s 2 -q 64 -n 100
+want_kicked "one flow (1 QP, then 64 QPs)" 100
+
+# Other tasks keep the CPUs busy, not clients of rrxe: the work items share their CPUs.
+hogs=()
+stop_hogs() {
+	# Without PIDs, wait would wait for every child.
+	[ "${#hogs[@]}" != 0 ] || return 0
+	kill "${hogs[@]}" 2>/dev/null
+	wait "${hogs[@]}" 2>/dev/null
+	hogs=()
+}
+trap stop_hogs EXIT
+for ((i = 0; i < ncpu; i++)); do
+	taskset -c "$i" sh -c 'while :; do :; done' &
+	hogs+=($!)
+done
+TR_DESC="busy loops"
+mark
+pt ib_write_bw -s 2 -n 5000
+want_kicked "one flow beside a busy loop on each CPU" 100
+stop_hogs
+tr_counters
+tap_done
