@@ -3,6 +3,8 @@
  * C helpers for rrxe, sched area (see sched.h).
  */
 #include <linux/jiffies.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 
@@ -11,6 +13,23 @@
 unsigned long rrxe_helper_jiffies_now(void)
 {
 	return READ_ONCE(jiffies);
+}
+
+/* The CPU the caller runs on now: a hint, it may run on another right after. */
+unsigned int rrxe_helper_raw_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned int rrxe_helper_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
+}
+
+/* The calling task's count of voluntary context switches (its sleeps). */
+unsigned long rrxe_helper_current_nvcsw(void)
+{
+	return READ_ONCE(current->nvcsw);
 }
 
 unsigned long rrxe_helper_usecs_to_jiffies(unsigned int usecs)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * C helpers for rrxe, sched area (see rrxe_helpers.h for the conventions):
- * jiffies, timer_list and workqueues, for rust/kernel/timer.rs and workqueue.rs.
+ * jiffies, CPUs, the current task, timer_list and workqueues, for rust/kernel/timer.rs,
+ * cpu.rs, sched.rs and workqueue.rs.
  */
 #ifndef RRXE_HELPERS_SCHED_H
 #define RRXE_HELPERS_SCHED_H
@@ -14,6 +15,11 @@ struct workqueue_struct;
 /* Time. */
 unsigned long rrxe_helper_jiffies_now(void);
 unsigned long rrxe_helper_usecs_to_jiffies(unsigned int usecs);
+
+/* CPUs and tasks. */
+unsigned int rrxe_helper_raw_smp_processor_id(void);
+unsigned int rrxe_helper_nr_cpu_ids(void);
+unsigned long rrxe_helper_current_nvcsw(void);
 
 /* Timers. */
 bool rrxe_helper_timer_pending(const struct timer_list *timer);

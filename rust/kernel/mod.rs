@@ -14,6 +14,7 @@ pub mod layout;
 pub mod net;
 pub mod param;
 pub mod rdma;
+pub mod sched;
 pub mod sync;
 pub mod timer;
 pub mod transmute;

@@ -82,6 +82,12 @@ use kernel::{
     types::Opaque,
 };
 
+/// The time now, in jiffies (wrapping; they start a few minutes before wrapping at boot).
+pub fn now() -> Jiffies {
+    // SAFETY: Reading jiffies has no preconditions.
+    unsafe { bindings::jiffies_now() }
+}
+
 /// Creates a [`Timer`] initialiser with the given name and a lock class of its own.
 #[macro_export]
 macro_rules! new_timer {
@@ -335,9 +341,7 @@ impl<T> ArcTimer<T> for Arc<T> {
     where
         T: TimerCallback<ID> + HasTimer<ID>,
     {
-        // SAFETY: Reading jiffies has no preconditions.
-        let now = unsafe { bindings::jiffies_now() };
-        let expires = now.wrapping_add(delay.min(MAX_DELAY));
+        let expires = now().wrapping_add(delay.min(MAX_DELAY));
         // Pending with this expiry already (armed again within a jiffy, as a stream's passes
         // do): `mod_timer` would return at its own first check, so nothing is done here
         // either, without the reference and the lock below.

@@ -58,8 +58,9 @@ pub(crate) enum Counter {
     /// receive posted, an access or length error, or in a broken message, which RC would
     /// answer with a NAK.
     RcvdReqDropped = 22,
-    /// Doorbells that ran the engine in the caller, for a client that waits for each
-    /// message ([`crate::qp::QpShared::ring`]).
+    /// Doorbells that ran the engine in the caller: for a client that waits for each
+    /// message, on a single CPU, or where clients that post ahead keep every CPU busy
+    /// ([`crate::qp::QpShared::ring`]).
     DoorbellInline = 23,
     /// ... of which found the QP's pass running elsewhere and left it to that pass.
     DoorbellBusy = 24,
@@ -77,10 +78,13 @@ pub(crate) enum Counter {
     /// Datagrams of `sent_pkts` that carried several packets of a message to a QP of the
     /// same device (a loopback burst; `sent_pkts` counts its packets).
     SentBursts = 30,
+    /// Doorbells of `doorbell_inline` for a client that posts ahead, run in the caller
+    /// because clients that post ahead and poll kept every CPU busy ([`crate::posters`]).
+    DoorbellCrowded = 31,
 }
 
 /// Number of counters.
-const NUM: usize = 31;
+const NUM: usize = 32;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -115,6 +119,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("sent_zero_copy"),
     c_str!("rcvd_paged"),
     c_str!("sent_bursts"),
+    c_str!("doorbell_crowded"),
 ]);
 
 /// The counters of one device.

@@ -578,9 +578,9 @@ impl Qp {
     }
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
-    /// caller's thread runs the engine at once if the client waits for this message or
-    /// only one CPU is online, else the work item runs it beside the client
-    /// ([`QpShared::ring`]).
+    /// caller's thread runs the engine at once if the client waits for this message, only
+    /// one CPU is online or clients that post ahead keep every CPU busy, else the work
+    /// item runs it beside the client ([`QpShared::ring`]).
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
         self.shared.clone().ring();

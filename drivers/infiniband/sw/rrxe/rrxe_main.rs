@@ -43,6 +43,7 @@ mod net;
 mod params;
 mod pass;
 mod pd;
+mod posters;
 // The protocol core is a complete, host-tested library; the driver uses part of its API.
 #[allow(dead_code, unreachable_pub)]
 mod proto;

@@ -19,6 +19,7 @@ use crate::{
         timer::{ArcTimer, TimerCallback},
     },
     pass::Pass,
+    posters,
     qp::{Inner, QpShared, BUDGET},
     tx::Egress,
 };
@@ -179,8 +180,8 @@ pub(crate) struct Seen {
     /// that a new QP's first doorbell counts as one the client waited for.
     cq_cons: [AtomicU32; 2],
     /// Whether the last doorbell ran the engine in its caller (a client that waits for
-    /// each message, or a single CPU): the work item then runs the loopback peers' passes
-    /// too.
+    /// each message, a single CPU, or CPUs that clients keep busy): the work item then
+    /// runs the loopback peers' passes too.
     inline: AtomicBool,
 }
 
@@ -465,6 +466,15 @@ impl QpShared {
     ///   the engine at once for a stream too, as for a client that waits (in instruction
     ///   time on one vCPU, 2026-11-28: 2.2 to 2.4 times the small-message rate of
     ///   waking the work item for it, for WRITE, READ, SEND and atomics).
+    /// - And except where clients that post ahead and poll keep every CPU busy: on each
+    ///   other CPU, another task rang a stream's doorbell within a jiffy or so and did not
+    ///   sleep since the one before ([`posters::crowded`]; two streams' clients on two
+    ///   CPUs, say). A work item would run instead of one of them, not beside it, so the
+    ///   caller runs a stream's engine too, charged to its own thread, and its CPU time,
+    ///   polling otherwise, runs the protocol. Other busy tasks do not count: a work item
+    ///   shares their CPU, whose time they need (and a stream's own work items would
+    ///   count, as the device's many workers would with thousands of QPs: a rule that
+    ///   counted any task misfired).
     ///
     /// Neither test alone tells the two apart: a pass run in the doorbell completes its
     /// WQE before the call returns (the answer of a local peer comes back in the same
@@ -474,17 +484,23 @@ impl QpShared {
     /// stream reaping as it goes): it has WQEs outstanding. A fresh QP's first doorbell
     /// runs at once. On two or more CPUs, a ping-pong that completes nothing it polls
     /// (unsignaled WQEs, the answer found in memory) gets its work item for every message,
-    /// as with rxe.
+    /// as with rxe, unless its two clients poll on two CPUs and so keep them busy.
     ///
     /// The indices come from memory the client writes: any value only picks where the
     /// engine runs, and either place runs all of it.
     pub(crate) fn ring(self: Arc<Self>) {
         // Always asked: it keeps track of what the client did since the last doorbell.
         let waits = self.waits();
-        let inline = waits || cpu::num_online() == 1;
+        let online = cpu::num_online();
+        let single = !waits && online == 1;
+        let crowded = !waits && !single && posters::crowded(online);
+        let inline = waits || single || crowded;
         self.seen.inline.store(inline, Ordering::Relaxed);
         if inline {
             self.dev.data().count(Counter::DoorbellInline);
+            if crowded {
+                self.dev.data().count(Counter::DoorbellCrowded);
+            }
             self.process(INLINE_PASSES, Some(Counter::DoorbellBusy));
         } else {
             self.dev.data().count(Counter::DoorbellKick);

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Which task last rang a stream's doorbell on each CPU, when, and whether it polls:
+//! whether clients that post ahead and poll keep every CPU busy, where a QP's work item
+//! could only run instead of one of them, not beside it ([`crate::task`],
+//! `QpShared::ring`).
+//!
+//! One table for the module, not one per device: the CPUs are the machine's, whichever
+//! device (or network namespace) a client posts to. A task counts only while it polls:
+//! between its last two doorbells it did not sleep, so it holds its CPU (a user who keeps
+//! another CPU so occupied costs the others that CPU with or without this table; one whose
+//! thread rings now and then and sleeps does not count).
+
+use crate::ext::{cpu, sched, timer};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// CPUs with a slot: on a machine with more CPUs online, none counts as kept busy (its
+/// work items run as without this table).
+const SLOTS: usize = 64;
+
+/// How many jiffies after its last doorbell a task still counts as keeping its CPU busy
+/// (a polling client rings many times a jiffy; one that sends large messages, a few).
+const RECENT: u32 = 1;
+
+/// One CPU's last stream doorbell. Written by doorbells on that CPU, read by doorbells on
+/// the others; the two words are not read as one, and a race only misplaces one
+/// doorbell's pass.
+struct Slot {
+    /// The jiffy it was rung in (the high half, wrapping) and the task's ID (the low half,
+    /// never 0 for a user task); 0 for none.
+    stamp: AtomicU64,
+    /// The task's count of sleeps ([`sched::voluntary_switches`]) then, shifted left by one,
+    /// and in the low bit whether the doorbell before it on this CPU was the same task's,
+    /// with the same count: the task polled in between.
+    sleeps: AtomicU64,
+}
+
+static POSTERS: [Slot; SLOTS] = [const {
+    Slot {
+        stamp: AtomicU64::new(0),
+        sleeps: AtomicU64::new(0),
+    }
+}; SLOTS];
+
+/// Notes that the calling task rings a stream's doorbell on its CPU, and returns whether
+/// each other of the `online` CPUs ([`cpu::num_online`]) has another task that polls and
+/// rang one within [`RECENT`] jiffies: every CPU runs a client that posts ahead and polls,
+/// so a QP's work item would take the CPU from one of them. A task that moved to another
+/// CPU within the last jiffy or so may count twice meanwhile (which matters from three
+/// CPUs up). Process context (a doorbell's system call).
+pub(crate) fn crowded(online: u32) -> bool {
+    let online = online as usize;
+    let ids = (cpu::nr_ids() as usize).min(SLOTS);
+    let me = cpu::current_hint() as usize;
+    if online < 2 || online > ids || me >= ids {
+        return false;
+    }
+    let mine = &POSTERS[me];
+    // The low 32 bits of both: a PID fits, and jiffies are compared wrapping.
+    let now = timer::now() as u32;
+    let pid = sched::current_pid() as u32;
+    let switches = sched::voluntary_switches() & (u64::MAX >> 1);
+    let stamp = (u64::from(now) << 32) | u64::from(pid);
+    let old = mine.stamp.load(Ordering::Relaxed);
+    let polled = old as u32 == pid && mine.sleeps.load(Ordering::Relaxed) >> 1 == switches;
+    let sleeps = (switches << 1) | u64::from(polled);
+    // Stored only when they change (the stamp once a jiffy for a client that polls on its
+    // CPU): the other CPUs read them.
+    if old != stamp {
+        mine.stamp.store(stamp, Ordering::Relaxed);
+    }
+    if mine.sleeps.load(Ordering::Relaxed) != sleeps {
+        mine.sleeps.store(sleeps, Ordering::Relaxed);
+    }
+    let busy = POSTERS[..ids]
+        .iter()
+        .enumerate()
+        .filter(|&(cpu, slot)| {
+            let v = slot.stamp.load(Ordering::Relaxed);
+            let (when, who) = ((v >> 32) as u32, v as u32);
+            // From RECENT jiffies ago up to one ahead (stamped after this caller read
+            // the time).
+            let fresh = now.wrapping_sub(when).wrapping_add(1) <= RECENT + 1;
+            cpu != me
+                && who != 0
+                && who != pid
+                && fresh
+                && slot.sleeps.load(Ordering::Relaxed) & 1 == 1
+        })
+        .count();
+    busy + 1 >= online
+}
