@@ -88,6 +88,12 @@ pub fn now() -> Jiffies {
     unsafe { bindings::jiffies_now() }
 }
 
+/// `usecs` microseconds in jiffies, rounded up.
+pub fn usecs_to_jiffies(usecs: u32) -> Jiffies {
+    // SAFETY: `usecs_to_jiffies` is a pure computation.
+    unsafe { bindings::usecs_to_jiffies(usecs) }
+}
+
 /// Creates a [`Timer`] initialiser with the given name and a lock class of its own.
 #[macro_export]
 macro_rules! new_timer {
@@ -379,9 +385,7 @@ impl<T> ArcTimer<T> for Arc<T> {
     where
         T: TimerCallback<ID> + HasTimer<ID>,
     {
-        // SAFETY: `usecs_to_jiffies` is a pure computation.
-        let delay = unsafe { bindings::usecs_to_jiffies(usecs) };
-        self.arm_timer::<ID>(delay.max(1))
+        self.arm_timer::<ID>(usecs_to_jiffies(usecs).max(1))
     }
 
     fn cancel_timer<const ID: u64>(&self) -> bool

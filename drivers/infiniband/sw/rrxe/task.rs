@@ -467,8 +467,8 @@ impl QpShared {
     ///   time on one vCPU, 2026-11-28: 2.2 to 2.4 times the small-message rate of
     ///   waking the work item for it, for WRITE, READ, SEND and atomics).
     /// - And except where clients that post ahead and poll keep every CPU busy: on each
-    ///   other CPU, another task rang a stream's doorbell within a jiffy or so and did not
-    ///   sleep since the one before ([`posters::crowded`]; two streams' clients on two
+    ///   other CPU, another task rang a stream's doorbell within the last 20 ms and did
+    ///   not sleep since the one before ([`posters::crowded`]; two streams' clients on two
     ///   CPUs, say). A work item would run instead of one of them, not beside it, so the
     ///   caller runs a stream's engine too, charged to its own thread, and its CPU time,
     ///   polling otherwise, runs the protocol. Other busy tasks do not count: a work item
