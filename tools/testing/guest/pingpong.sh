@@ -7,9 +7,9 @@
 # events, and with a 256-byte path MTU); UD at 1 B, half the MTU and the full active MTU
 # (also with -e). One TAP line per run, with its time; each side has a time limit, and
 # after two runs in a row that hit it the rest are reported as failed without running.
-# rrxe only (its counters): the doorbells ran the engine in the caller, 64 KiB RC
-# messages at path MTU 1024 woke next to no work item, and only a QP's peer runs its engine
-# in the peer's system call.
+# rrxe only (its counters): the doorbells ran the engine in the caller, an RC ping-pong's
+# ACKs reached the peer without a packet, 64 KiB RC messages at path MTU 1024 woke next to
+# no work item, and only a QP's peer runs its engine in the peer's system call.
 #   vm-run [--provider rxe|rrxe] tools/testing/guest/pingpong.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -41,11 +41,28 @@ for s in 1 4096 65536; do
 	pp ibv_srq_pingpong 90 -s $s -n $((n / 4))
 done
 pp ibv_rc_pingpong 90 -s 4096 -n 100 -m 256
+# rrxe: a ping-pong's ACKs go to the connected peer's completer without a packet
+# (ackbox.rs): 200 iterations send 400 messages, each signalled, each acknowledged.
+c=/sys/class/infiniband/$dev/ports/1/hw_counters
+if [ -e "$c/work_runs" ]; then
+	acks0=$(cat "$c/ack_direct" 2>/dev/null)
+	sent0=$(cat "$c/sent_pkts")
+	pp ibv_rc_pingpong 90 -s 1 -n 200
+	if [ -z "$acks0" ]; then
+		tap_fail "RC 1 B, 200 iterations: rrxe0 has no counter ack_direct"
+	else
+		acks=$(($(cat "$c/ack_direct") - acks0)) sent=$(($(cat "$c/sent_pkts") - sent0))
+		if [ "$acks" -ge 200 ] && [ "$sent" -ge $((400 + acks)) ]; then
+			tap_ok "RC 1 B, 200 iterations: $acks of $sent packets were ACKs left to the peer"
+		else
+			tap_fail "RC 1 B, 200 iterations: $acks of $sent packets were ACKs left to the peer (want >= 200, and >= 400 others)"
+		fi
+	fi
+fi
 # rrxe: messages of 64 packets (64 KiB at path MTU 1024), each carried through in its
 # doorbell's system call, wake no work item: a pass that spent its budget of 64 packets
 # asked for another that found nothing (2026-11-30: 276 work item runs, 6 since; each
 # iteration took 18 % longer). The retransmission timer, left to expire, runs a few.
-c=/sys/class/infiniband/$dev/ports/1/hw_counters
 runs0=$(cat "$c/work_runs" 2>/dev/null)
 pp ibv_rc_pingpong 90 -s 65536 -n 200 -m 1024
 if [ -n "$runs0" ]; then
