@@ -13,13 +13,17 @@ use crate::{
     pass::Pass,
     proto::{
         admit::{response_place, ResponsePlace},
+        aeth::{Aeth, Syndrome},
+        bth::Bth,
         burst::{check_read_burst, ReadBurst},
         completer::{
             ask_on_timeout, early, judge, read_complete, retry, rnr_retry, ReadAsk, Response,
             RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
         mtu::Mtu,
-        opcode::Operation,
+        opcode::{Opcode, Operation},
+        packet::{Headers, Packet},
+        psn::Psn,
         verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::Inner,
@@ -602,10 +606,18 @@ fn burst_place(
     }
 }
 
-/// Processes one response packet: consumed if it answers a PSN outstanding, else dropped.
-pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
+/// Whether the QP takes responses now (an RC QP that sends); counts one it does not take.
+fn takes_responses(p: &Pass<'_>) -> bool {
     if p.qp.qp_type != QpType::Rc || !p.inner.can_send() {
         p.count(Counter::RcvdBadTypeState);
+        return false;
+    }
+    true
+}
+
+/// Processes one response packet: consumed if it answers a PSN outstanding, else dropped.
+pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
+    if !takes_responses(p) {
         return;
     }
     let burst = recv::burst_of(&skb);
@@ -621,6 +633,36 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         psn: pkt.psn(),
         syndrome: pkt.hdr.aeth.map(|a| a.syndrome),
     };
+    if respond(p, &rsp, &pkt, burst) {
+        skb.consume();
+    }
+}
+
+/// Processes the ACK of `psn` (MSN `msn`) that the QP's loopback peer left instead of a
+/// packet ([`crate::ackbox`]), as that packet: the same checks after admission, which its
+/// sender stands in for.
+pub(crate) fn on_direct_ack(p: &mut Pass<'_>, psn: Psn, msn: u32) {
+    if !takes_responses(p) {
+        return;
+    }
+    let mut hdr = Headers::new(Bth::new(Opcode::RcAck, p.qp.qpn, psn));
+    let syndrome = Syndrome::ACK;
+    hdr.aeth = Some(Aeth { syndrome, msn });
+    let pkt = Packet {
+        hdr,
+        payload: Bytes::Slice(&[]),
+    };
+    let rsp = Response {
+        opcode: Opcode::RcAck,
+        psn,
+        syndrome: Some(syndrome),
+    };
+    respond(p, &rsp, &pkt, None);
+}
+
+/// Takes response `rsp` (of packet `pkt`, a loopback burst cut by `burst` if it is one):
+/// false if it answers no PSN outstanding (dropped), else true.
+fn respond(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Option<Mtu>) -> bool {
     // Only PSNs sent and not completed yet are acknowledged: anything else is a stale
     // duplicate or a forgery.
     let e = &p.inner.eng;
@@ -634,17 +676,17 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
         ResponsePlace::Stale => {
             p.count(Counter::RcvdBadRespPsn);
             heard(p);
-            return;
+            return false;
         }
         ResponsePlace::Ahead => {
             p.count(Counter::RcvdBadRespPsn);
-            return;
+            return false;
         }
     }
-    take_response(p, &rsp, &pkt, burst);
-    skb.consume();
+    take_response(p, rsp, pkt, burst);
     while complete_early(p) {}
     heard(p);
+    true
 }
 
 /// The peer answered: the retransmission timer starts again. It measures the responder's

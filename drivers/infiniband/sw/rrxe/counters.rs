@@ -81,10 +81,13 @@ pub(crate) enum Counter {
     /// Doorbells of `doorbell_inline` for a client that posts ahead, run in the caller
     /// because clients that post ahead and poll kept every CPU busy ([`crate::posters`]).
     DoorbellCrowded = 31,
+    /// ACKs of `sent_pkts` (and `rcvd_pkts`) that a responder left for its loopback peer's
+    /// completer without a packet ([`crate::ackbox`]).
+    AckDirect = 32,
 }
 
 /// Number of counters.
-const NUM: usize = 32;
+const NUM: usize = 33;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -120,6 +123,7 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("rcvd_paged"),
     c_str!("sent_bursts"),
     c_str!("doorbell_crowded"),
+    c_str!("ack_direct"),
 ]);
 
 /// The counters of one device.

@@ -7,6 +7,7 @@
 //! its work item and timers in `task`.
 
 use crate::{
+    ackbox::AckBox,
     ah::Ah,
     device::RrxeDev,
     eng::{Engine, Outbox, MAX_TRACKED},
@@ -152,6 +153,9 @@ pub(crate) struct QpShared {
     pub(crate) req_q: SkbQueue,
     #[pin]
     pub(crate) resp_q: SkbQueue,
+    /// An ACK its loopback peer left for the completer instead of a packet
+    /// ([`crate::ackbox`]).
+    pub(crate) acks: AckBox,
     /// Who runs the engine (one pass at a time).
     pub(crate) runner: Runner,
     /// The send queue's indices, for the doorbell.
@@ -374,6 +378,7 @@ impl Qp {
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
+                acks: AckBox::new(),
                 runner: Runner::new(),
                 sq_watch,
                 seen: Seen::new(),
@@ -501,6 +506,7 @@ impl Qp {
                 QpState::Reset => {
                     inner.state = next;
                     inner.discard();
+                    qp.acks.clear();
                     let cons = inner.sq.consumer();
                     inner.eng.clear(cons);
                     out.retrans = Some(0);

@@ -124,6 +124,9 @@ fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
 /// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]).
 fn pay_ack(p: &mut Pass<'_>) {
     if let Some((psn, msn)) = p.inner.eng.resp.owed_ack.take() {
+        if crate::ackbox::leave(p, psn, msn) {
+            return;
+        }
         transmit(
             p,
             Opcode::RcAck,

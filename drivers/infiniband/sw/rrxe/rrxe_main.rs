@@ -26,6 +26,7 @@ mod bindings;
 mod ext;
 
 mod abi;
+mod ackbox;
 mod admit;
 mod ah;
 mod comp;

@@ -234,13 +234,18 @@ impl SentBy<'_> {
     /// if the two are connected to each other, two userspace RC or UC QPs of this device
     /// ([`QpShared::peer`]); else, or if the set has no room, schedules its work item.
     pub(crate) fn wake(&self, qp: Arc<QpShared>) {
-        let peers = qp.peer.load(Ordering::Relaxed) == self.qp.serial
-            && self.qp.peer.load(Ordering::Relaxed) == qp.serial;
-        if !peers {
+        if !self.peers(&qp) {
             qp.schedule();
             return;
         }
         self.woken.hold(qp);
+    }
+
+    /// Whether `qp` and the sender are connected to each other, two userspace RC or UC QPs
+    /// of this device ([`QpShared::peer`]).
+    pub(crate) fn peers(&self, qp: &QpShared) -> bool {
+        qp.peer.load(Ordering::Relaxed) == self.qp.serial
+            && self.qp.peer.load(Ordering::Relaxed) == qp.serial
     }
 }
 
@@ -605,7 +610,13 @@ impl QpShared {
                 p.inner.flush_all(qp, &mut p.out);
             }
             for _ in 0..BUDGET {
-                let Some(skb) = qp.resp_q.pop() else { break };
+                let skb = qp.resp_q.pop();
+                // After the pop: an ACK left before the response goes first
+                // ([`crate::ackbox`]).
+                if let Some((psn, msn)) = qp.acks.take() {
+                    crate::comp::on_direct_ack(&mut p, psn, msn);
+                }
+                let Some(skb) = skb else { break };
                 crate::comp::on_response(&mut p, skb);
             }
             // Pending again: a pass that ended after the expiry restarted the timer.
@@ -617,7 +628,7 @@ impl QpShared {
             let more = crate::req::run(&mut p);
             p.out.again |= more;
             crate::comp::complete_sent(&mut p);
-            p.out.again |= !qp.resp_q.is_empty();
+            p.out.again |= !qp.resp_q.is_empty() || qp.acks.is_full();
             p.out
         });
         drop(inner);
