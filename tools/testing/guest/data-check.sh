@@ -3,8 +3,9 @@
 #
 # Data integrity on the device: runs /usr/libexec/rrxe/data-check (src/data-check.c) on
 # $RRXE_DEV and its IPv4-mapped RoCE v2 GID: RC SEND/RECV (with immediate, several SGEs),
-# inline, RDMA WRITE (with immediate), RDMA READ, pipelines, atomics, UD, 0 B .. 8 MiB,
-# every byte and every completion checked. Its time budget is the script's.
+# inline, RDMA WRITE (with immediate), RDMA READ, pipelines, atomics, WRITE/READ/atomic
+# batches (on rrxe with its counters), UD, 0 B .. 8 MiB, every byte and every completion
+# checked. Its time budget is the script's.
 #   vm-run [--provider rxe|rrxe] --timeout 600 tools/testing/guest/data-check.sh [ARGS]
 # ARGS go to data-check (e.g. -s SEED to repeat a run, -m MAX_SIZE).
 set -uo pipefail

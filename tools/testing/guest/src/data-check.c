@@ -14,8 +14,10 @@
  * and without immediate, several SGEs with odd offsets and lengths on both sides), inline
  * SEND and WRITE from an unregistered buffer that is overwritten right after posting, RDMA
  * WRITE, WRITE_WITH_IMM (consuming a receive), RDMA READ (into several SGEs too), a
- * pipeline of unsignaled operations, and atomics (FETCH_ADD, CMP_SWAP: every returned
- * original value and the final memory against a model). Then two UD QPs exchange
+ * pipeline of unsignaled operations, atomics (FETCH_ADD, CMP_SWAP: every returned
+ * original value and the final memory against a model), and batches of WRITE, READ and
+ * FETCH_ADD posted back to back (on rrxe also its counters: every acknowledge it left to
+ * the completer without a packet taken in order). Then two UD QPs exchange
  * datagrams up to the path MTU. Every byte is compared, bytes next to the target must keep
  * their canary, and every completion's status, opcode, byte_len, imm_data, wr_id, qp_num
  * (UD: src_qp, GRH flag and the IPv4 header in the GRH area) is checked.
@@ -746,6 +748,166 @@ static int atomics(struct side *s, struct side *d, int kind, int batches)
 	return errs;
 }
 
+/*
+ * BATCHES batches of MIX_OPS signaled operations from S to D posted back to back: RDMA
+ * WRITE, RDMA READ and FETCH_ADD in turn, 1 to 64 bytes (8 for the atomic). The responder
+ * answers a batch in a few passes, a WRITE's acknowledge before each read response and
+ * atomic acknowledge: every completion comes in order, every byte read and written and
+ * every original value are checked.
+ */
+#define MIX_OPS 48
+#define MIX_SLOT 128
+
+/* Counter NAME of S's device, port 1 (rrxe's hw_counters), or -1 if it has none such. */
+static long long port_counter(struct side *s, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
+		 ibv_get_device_name(s->qp->context->device), port, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The counters mixed_check() compares, rrxe's ack_direct first. */
+static const char *const mix_counters[] = { "ack_direct", "rcvd_bad_resp_psn", "rcvd_seq_err",
+					     "completer_retry_err" };
+
+/* Reads them into V (-1 each on a device without them). */
+static void mixed_counters(struct side *s, long long *v)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(mix_counters); i++)
+		v[i] = port_counter(s, mix_counters[i]);
+}
+
+/*
+ * On rrxe (its counter ack_direct) between two QPs of one device, the acknowledges of a
+ * mixed batch go to the completer without a packet, after the responses sent before them
+ * and before those sent after: none of them may be taken for a stale response
+ * (rcvd_bad_resp_psn), a sequence error or a retry. BEFORE: mixed_counters() before the
+ * batches.
+ */
+static int mixed_check(struct side *s, struct side *d, const long long *before)
+{
+	long long after[ARRAY_SIZE(mix_counters)];
+	int errs = 0;
+	size_t i;
+
+	if (before[0] < 0 || s->dev != d->dev)
+		return 0;
+	mixed_counters(s, after);
+	if (after[0] - before[0] <= 0)
+		errs += tap_diag("mixed: no acknowledge went without a packet (ack_direct %lld)",
+				 after[0] - before[0]);
+	for (i = 1; i < ARRAY_SIZE(mix_counters); i++)
+		if (after[i] != before[i])
+			errs += tap_diag("mixed: %s grew by %lld (ack_direct by %lld)",
+					 mix_counters[i], after[i] - before[i],
+					 after[0] - before[0]);
+	return errs;
+}
+
+static int mixed(struct side *s, struct side *d, int batches)
+{
+	long long before[ARRAY_SIZE(mix_counters)];
+	uint8_t *wsrc = s->buf + (64u << 10), *wdst = d->buf + (64u << 10);
+	uint8_t *rsrc = d->buf + (128u << 10), *rdst = s->buf + (128u << 10);
+	uint64_t *target = (uint64_t *)(d->buf + 4096), *res = (uint64_t *)(s->buf + 8192);
+	static const enum ibv_wc_opcode wco[] = { IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
+						  IBV_WC_FETCH_ADD };
+	uint64_t model = nasty64(), expect[MIX_OPS], sids[MIX_OPS], got;
+	uint32_t lens[MIX_OPS];
+	int b, i, errs = 0;
+
+	mixed_counters(s, before);
+	memcpy(target, &model, 8);
+	for (b = 0; b < batches && !errs; b++) {
+		fill_random(wsrc, MIX_OPS * MIX_SLOT);
+		fill_random(rsrc, MIX_OPS * MIX_SLOT);
+		memset(wdst, CANARY, MIX_OPS * MIX_SLOT);
+		memset(rdst, CANARY, MIX_OPS * MIX_SLOT);
+		memset(res, CANARY, MIX_OPS * 8);
+		for (i = 0; i < MIX_OPS; i++) {
+			struct ibv_send_wr wr = { 0 };
+			struct ibv_sge sge;
+
+			lens[i] = i % 3 == 2 ? 8 : 1 + rng32() % 64;
+			sids[i] = next_wr_id++;
+			sge.length = lens[i];
+			sge.lkey = s->mr->lkey;
+			wr.wr_id = sids[i];
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			if (i % 3 == 0) {
+				sge.addr = (uintptr_t)(wsrc + i * MIX_SLOT);
+				wr.opcode = IBV_WR_RDMA_WRITE;
+				wr.wr.rdma.remote_addr = (uintptr_t)(wdst + i * MIX_SLOT);
+				wr.wr.rdma.rkey = d->mr->rkey;
+			} else if (i % 3 == 1) {
+				sge.addr = (uintptr_t)(rdst + i * MIX_SLOT);
+				wr.opcode = IBV_WR_RDMA_READ;
+				wr.wr.rdma.remote_addr = (uintptr_t)(rsrc + i * MIX_SLOT);
+				wr.wr.rdma.rkey = d->mr->rkey;
+			} else {
+				sge.addr = (uintptr_t)&res[i];
+				wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+				wr.wr.atomic.remote_addr = (uintptr_t)target;
+				wr.wr.atomic.rkey = d->mr->rkey;
+				wr.wr.atomic.compare_add = nasty64();
+				expect[i] = model;
+				model += wr.wr.atomic.compare_add;
+			}
+			if (post_send(s, &wr))
+				return errs + 1;
+		}
+		for (i = 0; i < MIX_OPS; i++) {
+			errs += expect_wc(s->scq,
+					  &(struct exp_wc){ .wr_id = sids[i], .opcode = wco[i % 3],
+							    .check_len = i % 3 != 0,
+							    .byte_len = lens[i], .imm = -1,
+							    .qp_num = s->qp->qp_num },
+					  "completion in a mixed batch");
+			if (case_timed_out)
+				return errs;
+		}
+		for (i = 0; i < MIX_OPS; i++) {
+			size_t at = (size_t)i * MIX_SLOT;
+
+			if (i % 3 == 0) {
+				errs += compare(wdst + at, wsrc + at, lens[i], "mixed: written data");
+				errs += check_canary(wdst, at + lens[i], at + MIX_SLOT,
+						     "mixed: write target");
+			} else if (i % 3 == 1) {
+				errs += compare(rdst + at, rsrc + at, lens[i], "mixed: read data");
+				errs += check_canary(rdst, at + lens[i], at + MIX_SLOT,
+						     "mixed: read buffer");
+			} else {
+				memcpy(&got, &res[i], 8);
+				if (got != expect[i])
+					errs += tap_diag("batch %d op %d: returned original 0x%016llx, "
+							 "expected 0x%016llx", b, i,
+							 (unsigned long long)got,
+							 (unsigned long long)expect[i]);
+			}
+		}
+	}
+	memcpy(&got, target, 8);
+	if (!errs && got != model)
+		errs += tap_diag("mixed: final memory 0x%016llx, expected 0x%016llx",
+				 (unsigned long long)got, (unsigned long long)model);
+	return errs + mixed_check(s, d, before);
+}
+
 /* ---- UD ---- */
 
 /*
@@ -1251,6 +1413,13 @@ int main(int argc, char **argv)
 				       "%s: 16 x 16 atomics %s->%s, every original and the final "
 				       "memory", names[i], j ? "B" : "A", j ? "A" : "B");
 			}
+		for (j = 0; j < 2; j++) {
+			begin_case();
+			result(mixed(j ? &B : &A, j ? &A : &B, 20),
+			       "mixed: 20 x %d WRITE, READ, FETCH_ADD %s->%s back to back, every "
+			       "completion in order, byte and original", MIX_OPS, j ? "B" : "A",
+			       j ? "A" : "B");
+		}
 	}
 
 	/* UD. */
