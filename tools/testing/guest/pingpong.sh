@@ -46,16 +46,19 @@ pp ibv_rc_pingpong 90 -s 4096 -n 100 -m 256
 c=/sys/class/infiniband/$dev/ports/1/hw_counters
 if [ -e "$c/work_runs" ]; then
 	acks0=$(cat "$c/ack_direct" 2>/dev/null)
-	sent0=$(cat "$c/sent_pkts")
+	sent0=$(cat "$c/sent_pkts") rcvd0=$(cat "$c/rcvd_pkts")
 	pp ibv_rc_pingpong 90 -s 1 -n 200
 	if [ -z "$acks0" ]; then
-		tap_fail "RC 1 B, 200 iterations: rrxe0 has no counter ack_direct"
+		tap_fail "RC 1 B, 200 iterations: $dev has no counter ack_direct"
 	else
 		acks=$(($(cat "$c/ack_direct") - acks0)) sent=$(($(cat "$c/sent_pkts") - sent0))
-		if [ "$acks" -ge 200 ] && [ "$sent" -ge $((400 + acks)) ]; then
-			tap_ok "RC 1 B, 200 iterations: $acks of $sent packets were ACKs left to the peer"
+		rcvd=$(($(cat "$c/rcvd_pkts") - rcvd0))
+		what="$acks of $sent packets sent ($rcvd received) were ACKs left to the peer"
+		if [ "$acks" -ge 200 ] && [ "$sent" -ge 800 ] && [ "$rcvd" = "$sent" ]; then
+			tap_ok "RC 1 B, 200 iterations: $what"
 		else
-			tap_fail "RC 1 B, 200 iterations: $acks of $sent packets were ACKs left to the peer (want >= 200, and >= 400 others)"
+			tap_fail "RC 1 B, 200 iterations: $what (want >= 200 of >= 800," \
+				"as many received)"
 		fi
 	fi
 fi

@@ -5,26 +5,39 @@
 //! completer takes it as it would take the ACK's packet; no skb is allocated, built,
 //! looped back, queued, parsed or freed for it. A ping-pong's message needs an ACK before
 //! its completion (its WQE is signalled), so each of its messages sent a second packet
-//! for it: a fifth of a small message's engine time (2026-11-30).
+//! for it: about a fifth of a small message's engine time (2026-11-30).
 //!
-//! Only the responder's coalesced ACK goes so ([`leave`]), and only to the QP it is
-//! connected to, as that QP is to it ([`SentBy::peers`]): the QP that alone could send it
-//! that ACK as a packet (any local QP may choose its source address among the device's
-//! GIDs, so the address checks a packet would pass tell nothing more). NAKs, READ
-//! responses and atomic acknowledges stay packets.
+//! Only the ACK the responder owes goes so ([`crate::eng::Resp::owed_ack`]: coalesced, or
+//! at once for a packet that asks for one within its message; [`leave`]), and only to the
+//! QP it is connected to, as that QP is to it ([`crate::task::SentBy::peers`]), the only
+//! QP allowed to leave one. Admission's address checks are not made: they do not tell
+//! local senders apart (any local QP may choose its source among the device's GIDs, and
+//! any local process may send a datagram to the RoCE port), and the P_Key is the default
+//! one on both. NAKs, READ responses and atomic acknowledges stay packets.
 //!
 //! Order: a completer takes responses in the order they were sent. The responder leaves
-//! an ACK only when none of its skbs is in flight (every packet it sent before has been
-//! taken and freed), and the completer looks into its box after each response it takes
-//! from its queue and before it handles it: a packet the responder sent after the ACK
-//! was queued after the ACK was left, so the completer that takes that packet sees the
-//! ACK and handles it first. A later ACK replaces one not taken yet, which it covers (an
-//! ACK acknowledges every PSN before its own).
+//! an ACK only when none of its skbs is in flight, and the completer looks into its box
+//! after each response it takes from its queue and before it handles it. So every packet
+//! the responder sent before the ACK was taken first (its skb leaves the responder's
+//! count only when the completer frees it, after taking it: nothing orphans, clones or
+//! requeues a loopback skb, and the pass is the one place that takes responses, one at a
+//! time, [`crate::qp::QpShared::resp_q`]); and a packet sent after it was queued after
+//! the box was written, so the completer that takes that packet sees the ACK and handles
+//! it first (`data-check`'s mixed batches). A packet lost meanwhile (a full queue) is
+//! lost as before.
+//!
+//! A later ACK replaces one not taken yet, which it covers for completion (an ACK
+//! acknowledges every PSN before its own), counted as coalesced; so ACKs left while a
+//! READ or atomic answer is missing count as one toward the implicit NAK, and a lost
+//! answer may wait for the retransmission timer instead. A QP's reset empties its box,
+//! but its peer may leave one again until the QP is connected anew: as a packet queued
+//! then, which the reset does not purge either, it is judged against the PSNs
+//! outstanding when it is taken.
 
 use crate::{
     counters::Counter,
     pass::Pass,
-    proto::{bth::QPN_MASK, psn::Psn, verbs::QpType},
+    proto::{aeth::MSN_MASK, bth::QPN_MASK, psn::Psn},
     qp::NO_PEER,
     tx,
 };
@@ -33,10 +46,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// An acknowledge (PSN and MSN) left for a QP's completer, or none.
 pub(crate) struct AckBox(AtomicU64);
 
-/// The bit of a box that holds an acknowledge.
+/// The bit of a box that holds an acknowledge (which tells PSN 0 and MSN 0 from none).
 const FULL: u64 = 1 << 63;
-/// The bits of an MSN (as of a PSN).
-const MSN_MASK: u32 = 0x00ff_ffff;
 
 impl AckBox {
     /// An empty box.
@@ -44,11 +55,14 @@ impl AckBox {
         AckBox(AtomicU64::new(0))
     }
 
-    /// Leaves the acknowledge of `psn` with MSN `msn`, in place of one not taken yet.
-    fn put(&self, psn: Psn, msn: u32) {
+    /// Leaves the acknowledge of `psn` with MSN `msn`; true if it replaced one not taken
+    /// yet.
+    fn put(&self, psn: Psn, msn: u32) -> bool {
         let word = FULL | u64::from(msn & MSN_MASK) << 24 | u64::from(psn.value());
-        // Release: the completer that takes it sees what the responder did before.
-        self.0.store(word, Ordering::Release);
+        // Release: whoever sees the completion this ACK makes sees the data the responder
+        // placed for the requests it acknowledges (the order against later packets comes
+        // from the queue's lock).
+        self.0.swap(word, Ordering::Release) != 0
     }
 
     /// Takes the acknowledge left, if any: its PSN and MSN.
@@ -70,7 +84,7 @@ impl AckBox {
         self.0.load(Ordering::Relaxed) != 0
     }
 
-    /// Empties the box (the QP is reset).
+    /// Empties the box (the QP is reset; see the module's documentation).
     pub(crate) fn clear(&self) {
         self.0.store(0, Ordering::Relaxed);
     }
@@ -78,12 +92,11 @@ impl AckBox {
 
 /// Leaves the ACK of `psn` (MSN `msn`) that the pass's responder owes in the box of the
 /// QP it is connected to, and hands that QP to the pass's caller as its packet would
-/// ([`crate::task::SentBy::wake`]); false if it must go as a packet: not an RC QP with a
-/// loopback peer connected to it, or some of its skbs still in flight (see the order
-/// above).
+/// ([`crate::task::SentBy::wake`]); false if it must go as a packet: no loopback peer
+/// connected to it (only userspace RC and UC QPs have one, and only RC QPs owe ACKs), or
+/// some of its skbs still in flight (see the order above).
 pub(crate) fn leave(p: &Pass<'_>, psn: Psn, msn: u32) -> bool {
-    let qp = p.qp;
-    if qp.qp_type != QpType::Rc || qp.peer.load(Ordering::Relaxed) == NO_PEER {
+    if p.qp.peer.load(Ordering::Relaxed) == NO_PEER {
         return false;
     }
     let Some(owner) = p.inner.tx.as_ref() else {
@@ -100,12 +113,15 @@ pub(crate) fn leave(p: &Pass<'_>, psn: Psn, msn: u32) -> bool {
     if !by.peers(&peer) {
         return false;
     }
-    peer.acks.put(psn, msn);
+    let replaced = peer.ack_box.put(psn, msn);
     // Counted as its packet would be, sent and received.
     let data = p.dev.data();
     data.count(Counter::SentPkts);
     data.count(Counter::RcvdPkts);
     data.count(Counter::AckDirect);
+    if replaced {
+        data.count(Counter::AckCoalesced);
+    }
     by.wake(peer);
     true
 }

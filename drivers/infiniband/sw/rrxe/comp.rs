@@ -170,12 +170,12 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
 }
 
 /// The retransmission timer expired, and nothing restarted it since: neither a response
-/// taken in this pass ([`on_response`]) nor a pass that ended after the expiry (the
-/// caller checks that the timer is not pending again). The timer times the responder's
-/// silence; an expiry that a restart overtook is stale, as rxe's completer drops a timeout
-/// when it finds a response queued. Taken as a timeout on a busy CPU, where the expiry and
-/// the responses it waited for come late together, it sent the window again for nothing
-/// (slow-responder.sh).
+/// taken in this pass ([`on_response`], [`on_direct_ack`]) nor a pass that ended after
+/// the expiry (the caller checks that the timer is not pending again). The timer times the
+/// responder's silence; an expiry that a restart overtook is stale, as rxe's completer
+/// drops a timeout when it finds a response queued. Taken as a timeout on a busy CPU,
+/// where the expiry and the responses it waited for come late together, it sent the
+/// window again for nothing (slow-responder.sh).
 ///
 /// An expiry in an RNR wait is void too: the requester is silent at the responder's
 /// request, and the RNR timer's retransmission starts the timer again (the RNR NAK stops
@@ -701,9 +701,10 @@ fn respond(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Option<M
 /// got a new ask at every timeout while it streamed answers to reads completed already,
 /// and its queue of asks grew without end (the debug kernel's interop-rxe-rrxe). Only
 /// packets from the peer's address to this QP get here ([`crate::admit::accept`]), as with
-/// rxe; one that forges them can hold off a timeout, not cause a retry. An expiry this
-/// pass has not handled yet is void ([`on_timeout`]). An RNR NAK stops the timer instead:
-/// the requester sends nothing until the RNR timer's retransmission, which starts it.
+/// rxe, and ACKs its loopback peer left ([`crate::ackbox`]); one that forges packets can
+/// hold off a timeout, not cause a retry. An expiry this pass has not handled yet is void
+/// ([`on_timeout`]). An RNR NAK stops the timer instead: the requester sends nothing until
+/// the RNR timer's retransmission, which starts it.
 /// When the response leaves nothing outstanding, the timer is left to expire: its expiry
 /// finds nothing to retry ([`on_timeout`]), and the next packet sent pushes it out; a
 /// cancel for every such response cost a timer dequeue and a re-queue per message. An

@@ -68,7 +68,9 @@ pub(crate) enum Counter {
     DoorbellKick = 25,
     /// Runs of a QP's work item.
     WorkRuns = 26,
-    /// ACKs not sent because a later one of the same pass acknowledges their requests.
+    /// ACKs not sent because a later one of the same pass acknowledges their requests, or,
+    /// left to a loopback peer ([`crate::ackbox`]), not taken before a later one replaced
+    /// them.
     AckCoalesced = 27,
     /// Packets of `sent_pkts` whose payload went by reference to its pages (zero-copy).
     SentZeroCopy = 28,

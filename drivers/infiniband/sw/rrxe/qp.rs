@@ -141,21 +141,24 @@ pub(crate) struct QpShared {
     /// The serial of the QP this one is connected to, if this is a userspace RC or UC QP
     /// whose path leads back to this device and that QP existed when this one was last
     /// modified ([`NO_PEER`] otherwise), set by [`Qp::modify`]: the one QP whose pass's
-    /// caller may run this QP's pass ([`crate::task::SentBy::wake`]).
+    /// caller may run this QP's pass ([`crate::task::SentBy::wake`]), and that may leave
+    /// an ACK in its box ([`crate::ackbox`]).
     pub(crate) peer: AtomicU64,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
     /// The QP's asynchronous events.
     pub(crate) events: Arc<QpEvents>,
-    /// Received requests (for the responder) and responses (for the completer).
+    /// Received requests (for the responder) and responses (for the completer). Only a
+    /// pass takes responses, one at a time, each freed after it is taken: the order of a
+    /// loopback peer's ACKs depends on it ([`crate::ackbox`]).
     #[pin]
     pub(crate) req_q: SkbQueue,
     #[pin]
     pub(crate) resp_q: SkbQueue,
-    /// An ACK its loopback peer left for the completer instead of a packet
+    /// An ACK the loopback peer left for the completer instead of a packet
     /// ([`crate::ackbox`]).
-    pub(crate) acks: AckBox,
+    pub(crate) ack_box: AckBox,
     /// Who runs the engine (one pass at a time).
     pub(crate) runner: Runner,
     /// The send queue's indices, for the doorbell.
@@ -378,7 +381,7 @@ impl Qp {
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
-                acks: AckBox::new(),
+                ack_box: AckBox::new(),
                 runner: Runner::new(),
                 sq_watch,
                 seen: Seen::new(),
@@ -506,7 +509,7 @@ impl Qp {
                 QpState::Reset => {
                     inner.state = next;
                     inner.discard();
-                    qp.acks.clear();
+                    qp.ack_box.clear();
                     let cons = inner.sq.consumer();
                     inner.eng.clear(cons);
                     out.retrans = Some(0);

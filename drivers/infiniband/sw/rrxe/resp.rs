@@ -121,7 +121,8 @@ fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
     }
 }
 
-/// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]).
+/// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]),
+/// or leaves it in the box of the loopback peer ([`crate::ackbox`]).
 fn pay_ack(p: &mut Pass<'_>) {
     if let Some((psn, msn)) = p.inner.eng.resp.owed_ack.take() {
         if crate::ackbox::leave(p, psn, msn) {

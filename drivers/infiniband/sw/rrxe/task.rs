@@ -204,19 +204,19 @@ fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
 /// How many QPs a [`Woken`] holds; more are scheduled.
 const WOKEN_MAX: usize = 4;
 
-/// QPs that packets sent over the loopback shortcut reached during a pass, for a
-/// doorbell's caller to run once the sender's lock is dropped ([`QpShared::process`]): a
-/// message between two local QPs then costs no work-item wake-up (a work item runs its
-/// own QP's pass alone, and dropping the set schedules the peers). Only a QP that is
-/// connected to the sender, as the sender is to it, joins ([`SentBy::wake`]): its peer's
-/// caller runs it, as its own caller runs the peer. Any other QP gets its work item, so
-/// that no other user's thread runs (and, preempted, holds up) its engine: a UD or GSI QP,
-/// which anyone may send to; a kernel consumer's QP; and a connected QP that a QP it is
-/// not connected to sent to (any local user's QP may name it as its destination, and the
-/// checks of the QP's pass cannot tell local senders apart by their addresses). Beyond
-/// [`WOKEN_MAX`] QPs, and for those still held when it is dropped, the QP's work item is
-/// scheduled: no QP is left without a pass for the packets queued to it. One pass's, on
-/// its stack (not `Sync`).
+/// QPs that packets sent over the loopback shortcut (or ACKs left in their boxes,
+/// [`crate::ackbox`]) reached during a pass, for a doorbell's caller to run once the
+/// sender's lock is dropped ([`QpShared::process`]): a message between two local QPs
+/// then costs no work-item wake-up (a work item runs its own QP's pass alone, and
+/// dropping the set schedules the peers). Only a QP that is connected to the sender, as
+/// the sender is to it, joins ([`SentBy::wake`]): its peer's caller runs it, as its own
+/// caller runs the peer. Any other QP gets its work item, so that no other user's thread
+/// runs (and, preempted, holds up) its engine: a UD or GSI QP, which anyone may send to; a
+/// kernel consumer's QP; and a connected QP that a QP it is not connected to sent to (any
+/// local user's QP may name it as its destination, and the checks of the QP's pass cannot
+/// tell local senders apart by their addresses). Beyond [`WOKEN_MAX`] QPs, and for those
+/// still held when it is dropped, the QP's work item is scheduled: no QP is left without a
+/// pass for the packets queued to it. One pass's, on its stack (not `Sync`).
 #[derive(Default)]
 pub(crate) struct Woken([Cell<Option<Arc<QpShared>>>; WOKEN_MAX]);
 
@@ -230,9 +230,10 @@ pub(crate) struct SentBy<'a> {
 }
 
 impl SentBy<'_> {
-    /// Hands `qp`, which a packet of this sender's reached, to the sender's caller (once)
-    /// if the two are connected to each other, two userspace RC or UC QPs of this device
-    /// ([`QpShared::peer`]); else, or if the set has no room, schedules its work item.
+    /// Hands `qp`, which a packet of this sender's (or an ACK it left in `qp`'s box,
+    /// [`crate::ackbox`]) reached, to the sender's caller (once) if the two are connected
+    /// to each other, two userspace RC or UC QPs of this device ([`QpShared::peer`]); else,
+    /// or if the set has no room, schedules its work item.
     pub(crate) fn wake(&self, qp: Arc<QpShared>) {
         if !self.peers(&qp) {
             qp.schedule();
@@ -611,9 +612,10 @@ impl QpShared {
             }
             for _ in 0..BUDGET {
                 let skb = qp.resp_q.pop();
-                // After the pop: an ACK left before the response goes first
-                // ([`crate::ackbox`]).
-                if let Some((psn, msn)) = qp.acks.take() {
+                // After the pop, before the response: an ACK its sender left before it
+                // goes first ([`crate::ackbox`], which needs the skb freed only after
+                // this pop).
+                if let Some((psn, msn)) = qp.ack_box.take() {
                     crate::comp::on_direct_ack(&mut p, psn, msn);
                 }
                 let Some(skb) = skb else { break };
@@ -628,7 +630,7 @@ impl QpShared {
             let more = crate::req::run(&mut p);
             p.out.again |= more;
             crate::comp::complete_sent(&mut p);
-            p.out.again |= !qp.resp_q.is_empty() || qp.acks.is_full();
+            p.out.again |= !qp.resp_q.is_empty() || qp.ack_box.is_full();
             p.out
         });
         drop(inner);
