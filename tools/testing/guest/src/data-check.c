@@ -758,24 +758,6 @@ static int atomics(struct side *s, struct side *d, int kind, int batches)
 #define MIX_OPS 48
 #define MIX_SLOT 128
 
-/* Counter NAME of S's device, port 1 (rrxe's hw_counters), or -1 if it has none such. */
-static long long port_counter(struct side *s, const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
-		 ibv_get_device_name(s->qp->context->device), port, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* The counters mixed_check() compares, rrxe's ack_direct first. */
 static const char *const mix_counters[] = { "ack_direct", "rcvd_bad_resp_psn", "rcvd_seq_err",
 					     "completer_retry_err" };
@@ -786,7 +768,8 @@ static void mixed_counters(struct side *s, long long *v)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(mix_counters); i++)
-		v[i] = port_counter(s, mix_counters[i]);
+		v[i] = hw_counter(ibv_get_device_name(s->qp->context->device), port,
+				  mix_counters[i]);
 }
 
 /*
