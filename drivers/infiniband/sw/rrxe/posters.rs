@@ -65,14 +65,15 @@ pub(crate) fn crowded(online: u32) -> bool {
     let switches = sched::voluntary_switches() & (u64::MAX >> 1);
     let stamp = (u64::from(now) << 32) | u64::from(pid);
     let old = mine.stamp.load(Ordering::Relaxed);
-    let polled = old as u32 == pid && mine.sleeps.load(Ordering::Relaxed) >> 1 == switches;
+    let old_sleeps = mine.sleeps.load(Ordering::Relaxed);
+    let polled = old as u32 == pid && old_sleeps >> 1 == switches;
     let sleeps = (switches << 1) | u64::from(polled);
     // Stored only when they change (the stamp once a jiffy for a client that polls on its
     // CPU): the other CPUs read them.
     if old != stamp {
         mine.stamp.store(stamp, Ordering::Relaxed);
     }
-    if mine.sleeps.load(Ordering::Relaxed) != sleeps {
+    if old_sleeps != sleeps {
         mine.sleeps.store(sleeps, Ordering::Relaxed);
     }
     let busy = POSTERS[..ids]
