@@ -38,11 +38,6 @@ void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
 	skb->dev = dev;
 }
 
-void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol)
-{
-	skb->protocol = htons(protocol);
-}
-
 /*
  * Makes the first @len bytes after the transport header of a received skb linear (all
  * of them if it has fewer), as pskb_may_pull() does from skb->data: -ENOMEM if it cannot.
@@ -119,34 +114,70 @@ struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb)
 	return skb_clone(skb, GFP_ATOMIC);
 }
 
-struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size)
+/*
+ * A datagram to send out of @dev: @len zeroed bytes of UDP payload (*@payload points at
+ * them) after headroom for @hdr_len bytes of IP and UDP headers and for the link layer,
+ * with skb->protocol @protocol (host order). GFP_ATOMIC, or if @nowait without the atomic
+ * or emergency reserves and without a warning. NULL if no memory.
+ */
+struct sk_buff *rrxe_helper_alloc_tx_skb(const struct net_device *dev, unsigned int hdr_len,
+					 unsigned int len, bool nowait, u16 protocol,
+					 void **payload)
 {
-	return alloc_skb(size, GFP_ATOMIC);
+	unsigned int headroom = LL_RESERVED_SPACE(dev) + hdr_len;
+	gfp_t gfp = nowait ? GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC : GFP_ATOMIC;
+	struct sk_buff *skb = alloc_skb(headroom + len, gfp);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	*payload = __skb_put_zero(skb, len);
+	skb->protocol = htons(protocol);
+	return skb;
 }
 
-struct sk_buff *rrxe_helper_alloc_skb_nowait(unsigned int size)
+/*
+ * Pushes @udp_len bytes of UDP header and then @ip_len bytes of IP header in front of
+ * skb->data and sets the transport and network headers there: the new skb->data (the IP
+ * header), or NULL, nothing pushed, if the headroom is short of them.
+ */
+void *rrxe_helper_skb_push_headers(struct sk_buff *skb, unsigned int udp_len,
+				   unsigned int ip_len)
 {
-	return alloc_skb(size, GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
-}
-
-void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len)
-{
-	skb_reserve(skb, len);
-}
-
-void *rrxe_helper_skb_put_zero(struct sk_buff *skb, unsigned int len)
-{
-	return skb_put_zero(skb, len);
-}
-
-void rrxe_helper_skb_reset_network_header(struct sk_buff *skb)
-{
-	skb_reset_network_header(skb);
-}
-
-void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb)
-{
+	if (skb_headroom(skb) < udp_len + ip_len)
+		return NULL;
+	__skb_push(skb, udp_len);
 	skb_reset_transport_header(skb);
+	__skb_push(skb, ip_len);
+	skb_reset_network_header(skb);
+	return skb->data;
+}
+
+/*
+ * Turns a datagram built to send into one received on @dev: pulls its @ip_len bytes of
+ * IP header (left in place, the network header) and sets skb->dev to @dev with a
+ * reference on it, which the skb's new owner holds.
+ */
+void rrxe_helper_skb_loop_in(struct sk_buff *skb, unsigned int ip_len, struct net_device *dev)
+{
+	__skb_pull(skb, ip_len);
+	skb->dev = dev;
+	dev_hold(dev);
+}
+
+/*
+ * Frees an skb (consume_skb() if @consumed, else kfree_skb()) and then drops a reference
+ * on its skb->dev, if set, that its owner held.
+ */
+void rrxe_helper_skb_free_put_dev(struct sk_buff *skb, bool consumed)
+{
+	struct net_device *dev = skb->dev;
+
+	if (consumed)
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
+	dev_put(dev);
 }
 
 void rrxe_helper_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst)
@@ -182,11 +213,6 @@ void rrxe_helper_skb_queue_unlink_unlock(struct sk_buff_head *list, struct sk_bu
 	if (skb)
 		__skb_unlink(skb, list);
 	spin_unlock_irqrestore(&list->lock, flags);
-}
-
-unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev)
-{
-	return LL_RESERVED_SPACE(dev);
 }
 
 int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr,
@@ -278,11 +304,13 @@ struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb)
 	return skb->sk;
 }
 
-void *rrxe_helper_sk_user_data(const struct sock *sk)
+/* The owner socket of @skb (*@sk, not NULL) and that socket's user data. */
+void *rrxe_helper_skb_owner_data(const struct sk_buff *skb, struct sock **sk)
 {
 	/* Set once, before any skb points at the socket, and never changed: no RCU. */
-	uintptr_t data = (uintptr_t)rcu_dereference_protected(__sk_user_data(sk), 1);
+	uintptr_t data = (uintptr_t)rcu_dereference_protected(__sk_user_data(skb->sk), 1);
 
+	*sk = skb->sk;
 	return (void *)(data & SK_USER_DATA_PTRMASK);
 }
 

@@ -38,19 +38,19 @@ struct rrxe_skb_layout {
 void rrxe_helper_skb_layout(const struct sk_buff *skb, struct rrxe_skb_layout *layout);
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
-void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 protocol);
 int rrxe_helper_skb_pull_transport(struct sk_buff *skb, unsigned int len, unsigned int max);
 u32 rrxe_helper_skb_crc32(struct crypto_shash *tfm, const struct sk_buff *skb, int offset,
 			  int len, u32 crc);
 int rrxe_helper_skb_copy_to_page(const struct sk_buff *skb, int offset, struct page *page,
 				 size_t off, size_t len);
 struct sk_buff *rrxe_helper_skb_clone_atomic(struct sk_buff *skb);
-struct sk_buff *rrxe_helper_alloc_skb_atomic(unsigned int size);
-struct sk_buff *rrxe_helper_alloc_skb_nowait(unsigned int size);
-void rrxe_helper_skb_reserve(struct sk_buff *skb, unsigned int len);
-void *rrxe_helper_skb_put_zero(struct sk_buff *skb, unsigned int len);
-void rrxe_helper_skb_reset_network_header(struct sk_buff *skb);
-void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb);
+struct sk_buff *rrxe_helper_alloc_tx_skb(const struct net_device *dev, unsigned int hdr_len,
+					 unsigned int len, bool nowait, u16 protocol,
+					 void **payload);
+void *rrxe_helper_skb_push_headers(struct sk_buff *skb, unsigned int udp_len,
+				   unsigned int ip_len);
+void rrxe_helper_skb_loop_in(struct sk_buff *skb, unsigned int ip_len, struct net_device *dev);
+void rrxe_helper_skb_free_put_dev(struct sk_buff *skb, bool consumed);
 void rrxe_helper_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
 void rrxe_helper_skb_queue_head_init(struct sk_buff_head *list);
 u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list);
@@ -69,7 +69,6 @@ bool rrxe_helper_skb_add_page(struct sk_buff *skb, struct page *page, unsigned i
 void *rrxe_helper_skb_add_trailer(struct sk_buff *skb, unsigned int len);
 
 /* Routes and output. */
-unsigned int rrxe_helper_ll_reserved_space(const struct net_device *dev);
 int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr,
 			      struct dst_entry **dstp);
 int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 *daddr,
@@ -84,7 +83,7 @@ void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			       void (*destructor)(struct sk_buff *skb));
 struct sock *rrxe_helper_socket_sk(const struct socket *sock);
 struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb);
-void *rrxe_helper_sk_user_data(const struct sock *sk);
+void *rrxe_helper_skb_owner_data(const struct sk_buff *skb, struct sock **sk);
 void rrxe_helper_sock_put(struct sock *sk);
 
 #endif

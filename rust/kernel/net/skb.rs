@@ -225,6 +225,16 @@ impl SkBuff {
         Some(Self(skb))
     }
 
+    /// Takes ownership of `skb` and of a reference on `skb->dev` that the caller took.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::from_raw`], and `skb->dev` is set, with a reference on it that the
+    /// caller gives up.
+    pub(crate) unsafe fn from_raw_held(skb: NonNull<bindings::sk_buff>) -> Self {
+        Self(skb)
+    }
+
     /// Gives up ownership of the skb with its device reference (see the type invariant).
     fn into_raw(self) -> *mut bindings::sk_buff {
         ManuallyDrop::new(self).0.as_ptr()
@@ -393,19 +403,9 @@ impl SkBuff {
     /// The wrapper must not be used nor dropped afterwards (one call, from
     /// [`Self::consume`] or `drop`).
     unsafe fn free(&mut self, consumed: bool) {
-        // SAFETY: The skb is valid.
-        let dev = unsafe { bindings::skb_dev(self.as_raw()) };
-        if consumed {
-            // SAFETY: We own the reference.
-            unsafe { bindings::consume_skb(self.as_raw()) };
-        } else {
-            // SAFETY: We own the reference.
-            unsafe { bindings::kfree_skb(self.as_raw()) };
-        }
-        if !dev.is_null() {
-            // SAFETY: The type invariant's reference on the device, given up here.
-            unsafe { bindings::dev_put(dev) };
-        }
+        // SAFETY: We own the skb's reference and, if `skb->dev` is set, the device's (type
+        // invariant); the helper gives up both.
+        unsafe { bindings::skb_free_put_dev(self.as_raw(), consumed) };
     }
 }
 

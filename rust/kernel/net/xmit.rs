@@ -116,7 +116,8 @@ fn ip_hdr_len(family: Family) -> usize {
 /// `pages` first fragments hold `paged_len` bytes of page pieces ([`TxSkb::push_page`]);
 /// if `trailer` is set, one more fragment holds its bytes, ours to write, and nothing
 /// follows it. `payload_len + paged_len` plus the trailer's length fit the 16-bit length
-/// fields with the headers. `skb->dev` is not set (no device reference).
+/// fields with the headers. `skb->dev` is not set (no device reference). `skb->sk` is
+/// null unless `owned` ([`TxSkb::set_owner`]).
 pub struct TxSkb {
     skb: NonNull<bindings::sk_buff>,
     payload: NonNull<u8>,
@@ -125,6 +126,7 @@ pub struct TxSkb {
     paged_len: usize,
     trailer: Option<(NonNull<u8>, usize)>,
     family: Family,
+    owned: bool,
 }
 
 // SAFETY: An owned skb may be used and freed in any context.
@@ -191,42 +193,34 @@ impl TxSkb {
         if len > usize::from(u16::MAX) - hdr_len {
             return Err(errno(bindings::EMSGSIZE));
         }
-        // SAFETY: The device is valid.
-        let ll_space = unsafe { bindings::ll_reserved_space(dev.as_raw()) } as usize;
-        let headroom = u32::try_from(ll_space + hdr_len).map_err(|_| errno(bindings::EMSGSIZE))?;
-        let size = headroom
-            .checked_add(len as u32)
-            .ok_or_else(|| errno(bindings::EMSGSIZE))?;
-        // SAFETY: Allocating has no preconditions.
-        let skb = unsafe {
-            if nowait {
-                bindings::alloc_skb_nowait(size)
-            } else {
-                bindings::alloc_skb_atomic(size)
-            }
-        };
-        let skb = NonNull::new(skb).ok_or(ENOMEM)?;
-        // SAFETY: `skb` is new and ours, with `size` bytes of tailroom: first `headroom`
-        // are reserved, then the `len` that remain are appended (zeroed).
-        let payload = unsafe {
-            bindings::skb_reserve(skb.as_ptr(), headroom);
-            bindings::skb_put_zero(skb.as_ptr(), len as u32)
-        };
         let protocol = match family {
             Family::V4 => bindings::ETH_P_IP,
             Family::V6 => bindings::ETH_P_IPV6,
         };
-        // SAFETY: `skb` is valid and ours.
-        unsafe { bindings::skb_set_protocol(skb.as_ptr(), protocol as u16) };
+        let mut payload = core::ptr::null_mut();
+        // SAFETY: The device is valid; `payload` is a valid out-pointer. The sizes cannot
+        // overflow: `len + hdr_len` fits 16 bits (above), the link layer's space is small.
+        let skb = unsafe {
+            bindings::alloc_tx_skb(
+                dev.as_raw(),
+                hdr_len as u32,
+                len as u32,
+                nowait,
+                protocol as u16,
+                &mut payload,
+            )
+        };
+        let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         Ok(TxSkb {
             skb,
-            // `skb_put_zero` returns the start of the appended area, never null.
+            // The helper sets it to the start of the appended area, never null.
             payload: NonNull::new(payload.cast()).unwrap_or(NonNull::dangling()),
             payload_len: len,
             pages: 0,
             paged_len: 0,
             trailer: None,
             family,
+            owned: false,
         })
     }
 
@@ -300,10 +294,10 @@ impl TxSkb {
     /// [`TxDone::tx_done`]. At most one owner: a second call replaces nothing and returns
     /// `EBUSY`.
     pub fn set_owner<T: TxDone>(&mut self, owner: &TxOwner<T>) -> Result {
-        // SAFETY: The skb is valid.
-        if !unsafe { bindings::skb_sk(self.skb.as_ptr()) }.is_null() {
+        if self.owned {
             return Err(EBUSY);
         }
+        self.owned = true;
         // The skb's reference on the shared state, given back by `TxOwner::destructor`.
         let _ = Arc::into_raw(owner.shared.clone());
         owner.shared.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -342,29 +336,26 @@ impl TxSkb {
         let trailer_len = self.trailer.map_or(0, |(_, n)| n);
         // Checked against `u16::MAX` in `alloc`, `push_page` and `push_trailer`.
         let udp_len = (UDP_HDR_LEN + self.payload_len + self.paged_len + trailer_len) as u16;
-        let mut udp = [0u8; UDP_HDR_LEN];
-        udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
-        udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
-        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-        // The checksum (6..8) stays 0: none (see the module documentation).
-
-        // SAFETY: The skb is ours and has at least `UDP_HDR_LEN + ip_len` bytes of headroom
-        // (type invariant); the pushed bytes are written before anything reads them.
+        // SAFETY: The skb is ours; the helper pushes the headers if the headroom has room
+        // for them (it has: type invariant) and returns their start, or null.
         let hdr = unsafe {
-            let p = bindings::skb_push(skb, UDP_HDR_LEN as u32).cast::<u8>();
-            core::ptr::copy_nonoverlapping(udp.as_ptr(), p, UDP_HDR_LEN);
-            bindings::skb_reset_transport_header(skb);
-            let p = bindings::skb_push(skb, ip_len as u32).cast::<u8>();
+            bindings::skb_push_headers(skb, UDP_HDR_LEN as u32, ip_len as u32).cast::<u8>()
+        };
+        if hdr.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `hdr` is the start of the skb's data, `ip_len + UDP_HDR_LEN` bytes of
+        // headroom just pushed, then the payload (initialised); ours. The pushed bytes are
+        // written before anything reads them.
+        unsafe {
             // One constant length per family: stores, not a call to memset.
             match self.family {
-                Family::V4 => p.write_bytes(0, IPV4_HDR_LEN),
-                Family::V6 => p.write_bytes(0, IPV6_HDR_LEN),
+                Family::V4 => hdr.write_bytes(0, IPV4_HDR_LEN + UDP_HDR_LEN),
+                Family::V6 => hdr.write_bytes(0, IPV6_HDR_LEN + UDP_HDR_LEN),
             }
-            bindings::skb_reset_network_header(skb);
-            p
-        };
-        // SAFETY: `hdr` is the start of the skb's data, `ip_len` bytes we just zeroed,
-        // then the UDP header and the payload: all initialised and ours.
+        }
+        // SAFETY: `hdr` is the start of the skb's data, the headers' bytes we just zeroed,
+        // then the payload: all initialised and ours.
         let packet = unsafe {
             core::slice::from_raw_parts_mut(hdr, ip_len + UDP_HDR_LEN + self.payload_len)
         };
@@ -409,6 +400,10 @@ impl TxSkb {
         let pages_at = packet.len();
         let (ip, rest) = packet.split_at_mut(ip_len);
         let (udp, head) = rest.split_at_mut(UDP_HDR_LEN);
+        udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
+        udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
+        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+        // The checksum (6..8) stays 0: none (see the module documentation).
         let trailer = self.trailer.map(|(p, n)| {
             // SAFETY: By the type invariant the trailer's `n` bytes are ours, initialised,
             // and apart from the linear data; `self` is borrowed for as long.
@@ -479,15 +474,18 @@ impl TxSkb {
     /// Errors: `EINVAL` if `flow` is of another family than the skb (which is freed).
     pub fn loopback(mut self, dev: &NetDevice, flow: &Flow, finish: impl Finish) -> Result<SkBuff> {
         self.build(dev, flow, finish)?;
-        let skb = self.into_raw();
+        let skb = ManuallyDrop::new(self).skb;
         // SAFETY: The skb is ours; its data starts with the IP header of the length pulled.
         // Nobody else writes its linear data; its page pieces are a sender's pages, which
-        // `from_raw` allows. The device is valid for the call, and `from_raw` takes a
-        // reference on it.
+        // `from_raw_held` allows. The device is valid for the call; the helper sets
+        // `skb->dev` to it with a reference that `from_raw_held` takes over.
         unsafe {
-            bindings::skb_pull(skb, ip_hdr_len(flow.addrs.family()) as u32);
-            bindings::skb_set_dev(skb, dev.as_raw());
-            SkBuff::from_raw(skb).ok_or(EINVAL)
+            bindings::skb_loop_in(
+                skb.as_ptr(),
+                ip_hdr_len(flow.addrs.family()) as u32,
+                dev.as_raw(),
+            );
+            Ok(SkBuff::from_raw_held(skb))
         }
     }
 }
@@ -583,11 +581,11 @@ impl<T: TxDone> TxOwner<T> {
     /// Only called by the stack when freeing an skb that [`TxSkb::set_owner`] gave this
     /// destructor, with `skb->sk` still the owner's socket.
     unsafe extern "C" fn destructor(skb: *mut bindings::sk_buff) {
+        let mut sk = core::ptr::null_mut();
         // SAFETY: `skb` is being freed and `skb->sk` is the owner's socket, kept alive by
-        // the skb's socket reference.
-        let sk = unsafe { bindings::skb_sk(skb) };
-        // SAFETY: The socket's user data is the `TxShared<T>` pointer of `Arc::into_raw`.
-        let shared = unsafe { bindings::sk_user_data(sk) }.cast::<TxShared<T>>();
+        // the skb's socket reference; `sk` is a valid out-pointer. The socket's user data
+        // is the `TxShared<T>` pointer of `Arc::into_raw`.
+        let shared = unsafe { bindings::skb_owner_data(skb, &mut sk) }.cast::<TxShared<T>>();
         // SAFETY: `set_owner` gave the skb a reference on the shared state, taken back here
         // and dropped at the end of this function.
         let shared = unsafe { Arc::from_raw(shared) };

@@ -18,7 +18,7 @@ use crate::{
     icrc::KernelCrc,
     proto::{
         bth::MULTICAST_QPN,
-        burst::{self, MAX_BURST_PAYLOAD},
+        burst::MAX_BURST_PAYLOAD,
         icrc::{self, NetHeaders, IPV4_HDR_LEN, IPV6_HDR_LEN},
         mtu::Mtu,
         opcode::{BTH_LEN, MAX_HEADER_LEN},
@@ -64,9 +64,19 @@ fn burst_mtu(word: u32) -> Option<Mtu> {
 pub(crate) enum Origin<'a> {
     /// The network: its ICRC is checked, its QP's work item is scheduled.
     Wire,
-    /// This device's own transmit path, during a pass: it has no ICRC to check, and its QP
-    /// is handed to the sender ([`SentBy::wake`]).
-    Loopback(SentBy<'a>),
+    /// This device's own transmit path, during a pass: it has no ICRC to check, its
+    /// destination is what the sender wrote into its headers, and its QP is handed to the
+    /// sender ([`SentBy::wake`]).
+    Loopback(SentBy<'a>, Dest),
+}
+
+/// Where a datagram goes: its destination QPN, whether it is a request, and how many
+/// packets it stands for (a loopback burst's; else 1).
+#[derive(Clone, Copy)]
+pub(crate) struct Dest {
+    pub(crate) qpn: u32,
+    pub(crate) request: bool,
+    pub(crate) packets: u32,
 }
 
 /// The sender's path MTU if a received datagram is a loopback burst (its payload may then
@@ -93,9 +103,8 @@ pub(crate) fn parse<'a>(view: &RxView<'a>, burst: Option<Mtu>) -> Option<RxPacke
     Some(pkt.with_payload(payload))
 }
 
-/// The QPN of a valid packet, whether it is a request, and how many packets it stands for
-/// (a loopback burst's, by its sender's MTU; else 1).
-fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bool, u32)> {
+/// The destination of a valid datagram from the network (its ICRC checked).
+fn classify(data: &RrxeDev, skb: &SkBuff) -> Option<Dest> {
     let view = skb.rx_view()?;
     let net = match view.ip.len() {
         IPV4_HDR_LEN => NetHeaders::Ipv4 {
@@ -108,23 +117,23 @@ fn classify(data: &RrxeDev, skb: &SkBuff, origin: Origin<'_>) -> Option<(u32, bo
         },
         _ => return None,
     };
-    // The stage that takes it parses it whole.
-    let burst = burst_of(skb);
-    let (bth, payload) =
-        Packet::peek_head_max(view.head(), view.payload_len(), max_payload(burst)).ok()?;
-    let packets = burst.map_or(1, |mtu| burst::packets(payload.len() as u32, mtu));
-    if matches!(origin, Origin::Wire) {
-        // After the headers, the bytes may lie in fragments: the CRC runs over them there.
-        let icrc_at = view.payload_len().checked_sub(ICRC_LEN)?;
-        let mut stored = [0u8; ICRC_LEN];
-        view.bytes(icrc_at..view.payload_len())?
-            .read(&mut stored)
-            .ok()?;
-        let crc32 = data.crc();
-        let rest = |crc| view.crc32(crc32, crc, BTH_LEN..icrc_at);
-        icrc::verify_parts(&KernelCrc(crc32), &net, view.head(), rest, &stored).ok()?;
-    }
-    Some((bth.dest_qpn, bth.opcode.is_request(), packets))
+    // The stage that takes it parses it whole. A wire datagram is no burst (`process`
+    // cleared its mark).
+    let (bth, _) = Packet::peek_head_max(view.head(), view.payload_len(), MAX_PAYLOAD).ok()?;
+    // After the headers, the bytes may lie in fragments: the CRC runs over them there.
+    let icrc_at = view.payload_len().checked_sub(ICRC_LEN)?;
+    let mut stored = [0u8; ICRC_LEN];
+    view.bytes(icrc_at..view.payload_len())?
+        .read(&mut stored)
+        .ok()?;
+    let crc32 = data.crc();
+    let rest = |crc| view.crc32(crc32, crc, BTH_LEN..icrc_at);
+    icrc::verify_parts(&KernelCrc(crc32), &net, view.head(), rest, &stored).ok()?;
+    Some(Dest {
+        qpn: bth.dest_qpn,
+        request: bth.opcode.is_request(),
+        packets: 1,
+    })
 }
 
 /// Takes one received datagram for device `dev`.
@@ -136,28 +145,34 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     // than their bytes (a datagram reassembled from tiny IP fragments). A datagram too
     // long to be RoCEv2 is dropped before any copy. A loopback packet's headers are
     // linear already: the transmit path wrote them there.
-    let wire = matches!(origin, Origin::Wire);
-    let head = UDP_HDR_LEN + MAX_HEADER_LEN;
-    if wire {
-        // The control buffer holds what the IP layer left there: no burst's mark.
-        skb.set_cb_word(mark(None));
-        if skb.pull_transport(head, MAX_DATAGRAM).is_err() {
-            data.count(Counter::RcvdBadPkt);
-            return;
+    let (dest, by) = match origin {
+        Origin::Wire => {
+            // The control buffer holds what the IP layer left there: no burst's mark.
+            skb.set_cb_word(mark(None));
+            let head = UDP_HDR_LEN + MAX_HEADER_LEN;
+            if skb.pull_transport(head, MAX_DATAGRAM).is_err() {
+                data.count(Counter::RcvdBadPkt);
+                return;
+            }
+            let Some(dest) = classify(data, &skb) else {
+                data.count(Counter::RcvdBadPkt);
+                return;
+            };
+            (dest, None)
         }
-    }
-    let Some((qpn, request, packets)) = classify(data, &skb, origin) else {
-        data.count(Counter::RcvdBadPkt);
-        return;
+        // Its headers are the ones its sender just wrote: the stage that takes it parses
+        // them whole.
+        Origin::Loopback(by, dest) => (dest, Some(by)),
     };
+    let Dest {
+        qpn,
+        request,
+        packets,
+    } = dest;
     if qpn == MULTICAST_QPN {
         crate::mcast::deliver(data, skb);
         return;
     }
-    let by = match origin {
-        Origin::Wire => None,
-        Origin::Loopback(by) => Some(by),
-    };
     let qp = by.and_then(|by| by.woken.find(qpn));
     let Some(qp) = qp.or_else(|| data.qps().get(qpn)) else {
         data.count(Counter::RcvdBadPkt);

@@ -34,7 +34,7 @@ use crate::{
         opcode::BTH_LEN,
         packet::{Headers, Layout, ICRC_LEN, MAX_PAYLOAD},
     },
-    recv::{self, Origin},
+    recv::{self, Dest, Origin},
     task::{SentBy, TxWake},
 };
 use kernel::prelude::*;
@@ -193,10 +193,10 @@ impl Sender<'_> {
         loops_back(&self.link, self.path)
     }
 
-    /// Hands a built datagram to the receive path of this device, marked as a burst cut
-    /// by path MTU `burst` if it is one. It carries no ICRC (the receive path is told not
-    /// to check it).
-    fn loop_back(&self, skb: TxSkb, burst: Option<Mtu>) -> Result<(), ()> {
+    /// Hands a built datagram with headers `hdr` to the receive path of this device, marked
+    /// as a burst of `k` packets cut by path MTU `burst` if it is one (else `k` is 1). It
+    /// carries no ICRC (the receive path is told not to check it).
+    fn loop_back(&self, skb: TxSkb, hdr: &Headers, k: u32, burst: Option<Mtu>) -> Result<(), ()> {
         let mut skb = skb
             .loopback(self.link.ndev(), &self.path.flow, |_, _, _| {})
             .map_err(|_| ())?;
@@ -204,7 +204,12 @@ impl Sender<'_> {
         if burst.is_some() {
             skb.set_cb_word(recv::mark(burst));
         }
-        recv::process(self.dev, skb, Origin::Loopback(self.link.by));
+        let dest = Dest {
+            qpn: hdr.bth.dest_qpn,
+            request: hdr.bth.opcode.is_request(),
+            packets: k,
+        };
+        recv::process(self.dev, skb, Origin::Loopback(self.link.by, dest));
         Ok(())
     }
 }
@@ -296,7 +301,8 @@ pub(crate) fn send_burst<P: Payload>(
     data.count_n(Counter::SentPkts, k);
     data.count_n(Counter::SentZeroCopy, k);
     data.count(Counter::SentBursts);
-    s.loop_back(skb, Some(mtu)).map_err(|()| TxError::Net)?;
+    s.loop_back(skb, hdr, k, Some(mtu))
+        .map_err(|()| TxError::Net)?;
     Ok(true)
 }
 
@@ -317,7 +323,7 @@ fn send_pages<P: Payload>(
     data.count(Counter::SentPkts);
     data.count(Counter::SentZeroCopy);
     if s.loops_back() {
-        s.loop_back(skb, None).map_err(|()| TxError::Net)?;
+        s.loop_back(skb, hdr, 1, None).map_err(|()| TxError::Net)?;
         return Ok(true);
     }
     let pad = layout.pad;
@@ -354,7 +360,7 @@ pub(crate) fn send<E>(
     let skb = build_copied::<E, MAX_PAYLOAD>(&s, hdr, payload_len, TxSkb::alloc, fill)?;
     s.dev.data().count(Counter::SentPkts);
     if s.loops_back() {
-        return s.loop_back(skb, None).map_err(|()| TxError::Net);
+        return s.loop_back(skb, hdr, 1, None).map_err(|()| TxError::Net);
     }
     let flow = &s.path.flow;
     let family = flow.addrs.family();
@@ -393,7 +399,8 @@ pub(crate) fn send_copied_burst<E>(
     let data = s.dev.data();
     data.count_n(Counter::SentPkts, k);
     data.count(Counter::SentBursts);
-    s.loop_back(skb, Some(mtu)).map_err(|()| TxError::Net)?;
+    s.loop_back(skb, hdr, k, Some(mtu))
+        .map_err(|()| TxError::Net)?;
     Ok(true)
 }
 

@@ -54,12 +54,6 @@ impl Burst {
     }
 }
 
-/// The packets a burst of `payload_len` bytes cut by path MTU `mtu` stands for (for the
-/// counters of the receive path, before [`check_burst`] checks it).
-pub const fn packets(payload_len: u32, mtu: Mtu) -> u32 {
-    payload_len.div_ceil(mtu.bytes())
-}
-
 /// The PSN of the last packet of a burst of `k` packets from `psn`: the one its acknowledge
 /// names; the responder expects the PSN after it next.
 pub const fn last_psn(psn: Psn, k: u32) -> Psn {
