@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The data path's memory layer: from a key to memory. [`resolve`] checks a key (an lkey
-//! of a local SGE, or an rkey from the network, which names an MR ([`crate::mr`]) or a
-//! bound memory window ([`crate::mw`])) and returns a [`MemRef`] to copy or do atomics
-//! through; [`invalidate`] ends a key's validity. A [`MemRef`] checks before every access,
+//! The data path's memory layer: from a key to memory. [`resolve`] checks an rkey from the
+//! network, which names an MR ([`crate::mr`]) or a bound memory window ([`crate::mw`]),
+//! and returns a [`MemRef`] to copy or do atomics through; [`local`] checks the lkey of a
+//! local SGE, which names an MR, and makes one access under the same hold of its lock;
+//! [`invalidate`] ends a key's validity. A [`MemRef`] checks before every access,
 //! under the locks of the window and the MR, that neither changed since it was made (see
 //! [`crate::mr`]). Everything here works in process context and softirq: no sleeping, no
 //! allocation.
@@ -34,23 +35,18 @@ pub(crate) struct MemRef {
     map: Mapping,
 }
 
-/// Finds the memory `key` names for an access of `len` bytes at `iova` with rights
-/// `access` (none to read locally) by `who`: an MR by lkey (`!remote`), or an MR or a
-/// bound memory window by rkey (`remote`). The range is checked last:
+/// Finds the memory the rkey `key` names (an MR or a bound memory window) for an access of
+/// `len` bytes at `iova` with rights `access` by `who`. The range is checked last:
 /// [`MemError::Range`] means that every other check passed.
 pub(crate) fn resolve(
     dev: &RrxeDev,
     key: u32,
     who: Owner,
-    remote: bool,
     iova: u64,
     len: u64,
     access: Access,
 ) -> Result<MemRef, MemError> {
     let (mr, via, win, map) = if mw::is_index(key >> 8) {
-        if !remote {
-            return Err(MemError::Key);
-        }
         let (mr, via, win, map) = mw::grant(dev, key, who.pd, who.qpn, access.0)?;
         (mr, Some(via), win, map)
     } else {
@@ -60,6 +56,27 @@ pub(crate) fn resolve(
     let this = MemRef { mr, via, win, map };
     this.locate(iova, len)?;
     Ok(this)
+}
+
+/// Runs `f` on the memory the lkey `key` names for an access of `len` bytes at `iova` with
+/// rights `access` (none to read locally) by `who`, with the MR iova of `iova`: an MR (a
+/// window's key is no lkey), checked as [`mr::grant`] checks it and the range last
+/// ([`MemError::Range`]), the access made under the same hold of the MR's lock as the
+/// checks (see [`mr::with_local`]).
+pub(crate) fn local<R>(
+    dev: &RrxeDev,
+    key: u32,
+    who: Owner,
+    iova: u64,
+    len: u64,
+    access: Access,
+    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+) -> Result<R, MemError> {
+    // An lkey never names a window.
+    if mw::is_index(key >> 8) {
+        return Err(MemError::Key);
+    }
+    mr::with_local(dev, key, who.pd, access.0, iova, len, f)
 }
 
 /// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for
@@ -103,21 +120,6 @@ impl MemRef {
     pub(crate) fn write(&self, iova: u64, src: Bytes<'_>) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
         self.checked(|m| m.write(at, src))
-    }
-
-    /// Hands `take` a reference on each page piece of the `len` bytes at `iova`, after the
-    /// checks of a copy ([`crate::mr::MrMem::pieces`]). The pieces keep the pages
-    /// allocated, not the key valid: they are for the local payload of a request, which a
-    /// client that deregisters its memory during the send only changes for itself, never
-    /// for memory a remote key names (see rrxe.rst, Security model).
-    pub(crate) fn pieces(
-        &self,
-        iova: u64,
-        len: usize,
-        take: impl FnMut(PagePiece) -> bool,
-    ) -> Result<bool, MemError> {
-        let at = self.locate(iova, len as u64)?;
-        self.checked(|m| m.pieces(at, len, take))
     }
 
     /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically

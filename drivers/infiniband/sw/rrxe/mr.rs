@@ -10,7 +10,8 @@
 //! MRs here, of windows in [`crate::mw`]) to checked references; what it may do with an
 //! MR is here: [`grant`] checks a key's rights and records the MR as it is (a window's
 //! grant records it by [`MrShared::mapping`]), and [`MrShared::with_mem`] gives access to
-//! the memory only while the MR is still as recorded. Everything the data path calls
+//! the memory only while the MR is still as recorded; [`with_local`] checks an lkey as
+//! [`grant`] does and gives access under the same hold of the MR's lock. Everything the data path calls
 //! works in process context and softirq: no sleeping, no allocation.
 //!
 //! Lifetime: a reference to memory holds a reference on the MR's [`MrShared`], so the
@@ -163,6 +164,25 @@ struct MrState {
 }
 
 impl MrState {
+    /// Whether key `key` may use the MR with rights `access` (`IB_ACCESS_*`; 0 to read
+    /// locally) for a QP of PD `pd`: the key, the state, the PD and the rights, in that
+    /// order.
+    fn check(&self, key: u32, pd: PdId, access: u32) -> Result<(), MemError> {
+        if self.key != key {
+            return Err(MemError::Key);
+        }
+        if self.state != State::Valid {
+            return Err(MemError::State);
+        }
+        if self.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if self.access & access != access {
+            return Err(MemError::Access);
+        }
+        Ok(())
+    }
+
     /// Ends the accesses begun so far.
     fn bump(&mut self) {
         self.gen = self.gen.wrapping_add(1);
@@ -223,18 +243,7 @@ pub(crate) fn grant(
     let mr = lookup(dev, key)?;
     let (win, map) = {
         let st = mr.st.lock();
-        if st.key != key {
-            return Err(MemError::Key);
-        }
-        if st.state != State::Valid {
-            return Err(MemError::State);
-        }
-        if st.pd != pd {
-            return Err(MemError::Pd);
-        }
-        if st.access & access != access {
-            return Err(MemError::Access);
-        }
+        st.check(key, pd, access)?;
         let win = Window {
             lo: st.iova,
             len: st.length,
@@ -243,6 +252,33 @@ pub(crate) fn grant(
         (win, st.mapping())
     };
     Ok((mr, win, map))
+}
+
+/// Runs `f` on the memory of the MR that lkey `key` names, at the MR iova of the `len`
+/// bytes at `iova`, checked as [`grant`] checks it for a use with rights `access` by a QP
+/// of PD `pd`, and the range last ([`MemError::Range`]). The checks and the access run
+/// under one hold of the MR's lock: nothing comes between them (a one-shot access, where
+/// [`grant`] records the MR for accesses to come).
+pub(crate) fn with_local<R>(
+    dev: &RrxeDev,
+    key: u32,
+    pd: PdId,
+    access: u32,
+    iova: u64,
+    len: u64,
+    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+) -> Result<R, MemError> {
+    let mr = lookup(dev, key)?;
+    let st = mr.st.lock();
+    st.check(key, pd, access)?;
+    let end = iova.checked_add(len).ok_or(MemError::Range)?;
+    if iova < st.iova || end - st.iova > st.length {
+        return Err(MemError::Range);
+    }
+    let map = st.mapping();
+    let r = f(&MrMem { mr: &mr, map: &map }, iova);
+    drop(st);
+    r
 }
 
 /// The MR with the index of `key` (any 8-bit key part).

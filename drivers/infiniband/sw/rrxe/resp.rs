@@ -448,16 +448,7 @@ fn remote_mem(
     if len == 0 {
         return Ok(None);
     }
-    mem::resolve(
-        p.dev.data(),
-        rkey,
-        p.qp.owner(),
-        true,
-        va,
-        u64::from(len),
-        access,
-    )
-    .map(Some)
+    mem::resolve(p.dev.data(), rkey, p.qp.owner(), va, u64::from(len), access).map(Some)
 }
 
 /// Handles a duplicate RC request.
@@ -833,7 +824,7 @@ fn execute_flush(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> 
     let (d, who) = (p.dev.data(), p.qp.owner());
     let access = flush_access(pkt.hdr.feth);
     let len = u64::from(reth.dma_len);
-    match mem::resolve(d, reth.rkey, who, true, reth.va, len, access) {
+    match mem::resolve(d, reth.rkey, who, reth.va, len, access) {
         Ok(_) => {}
         Err(MemError::Range) if whole_mr => {}
         Err(_) => return Err(RespError::RkeyViolation),

@@ -5,7 +5,7 @@
 
 use crate::{
     device::RrxeDev,
-    mem::{resolve, Bytes, MemError, Owner, PagePiece},
+    mem::{local, Bytes, MemError, Owner, PagePiece},
     proto::verbs::Access,
     wqe::Sge,
 };
@@ -54,14 +54,19 @@ pub(crate) fn read(
     walk(sges, offset, len, |sge, off, range| {
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        let mem = resolve(dev, sge.lkey, who, false, va, n, Access(0))?;
-        mem.read(va, dst.get_mut(range).ok_or(MemError::Range)?)
+        let dst = dst.get_mut(range).ok_or(MemError::Range)?;
+        local(dev, sge.lkey, who, va, n, Access(0), |m, at| {
+            m.read(at, dst)
+        })
     })
 }
 
 /// Hands `take` a reference on each page piece of `len` bytes of the list, starting
 /// `offset` bytes into it, in order, each element checked as for [`read`]; returns whether
-/// it took them all, `false` also at the first element not in pinned user pages.
+/// it took them all, `false` also at the first element not in pinned user pages. The
+/// pieces keep the pages allocated, not the key valid: they are for the local payload of
+/// a request, which a client that deregisters its memory during the send only changes for
+/// itself, never for memory a remote key names (see rrxe.rst, Security model).
 pub(crate) fn pieces(
     dev: &RrxeDev,
     who: Owner,
@@ -77,8 +82,9 @@ pub(crate) fn pieces(
         }
         let n = range.len();
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        let mem = resolve(dev, sge.lkey, who, false, va, n as u64, Access(0))?;
-        all = mem.pieces(va, n, &mut take)?;
+        all = local(dev, sge.lkey, who, va, n as u64, Access(0), |m, at| {
+            m.pieces(at, n, &mut take)
+        })?;
         Ok(())
     })?;
     Ok(all)
@@ -95,7 +101,9 @@ pub(crate) fn write(
     walk(sges, offset, src.len(), |sge, off, range| {
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        let mem = resolve(dev, sge.lkey, who, false, va, n, Access::LOCAL_WRITE)?;
-        mem.write(va, src.get(range).ok_or(MemError::Range)?)
+        let src = src.get(range).ok_or(MemError::Range)?;
+        local(dev, sge.lkey, who, va, n, Access::LOCAL_WRITE, |m, at| {
+            m.write(at, src)
+        })
     })
 }
