@@ -107,7 +107,7 @@ pub(crate) fn leave(p: &Pass<'_>, psn: Psn, msn: u32) -> bool {
     }
     let qpn = p.inner.params.dest_qpn & QPN_MASK;
     let by = p.link.by;
-    let Some(peer) = by.woken.find(qpn).or_else(|| p.dev.data().qps().get(qpn)) else {
+    let Some(peer) = by.lookup(p.dev.data(), qpn) else {
         return false;
     };
     if !by.peers(&peer) {

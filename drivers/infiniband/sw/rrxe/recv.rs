@@ -173,8 +173,11 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         crate::mcast::deliver(data, skb);
         return;
     }
-    let qp = by.and_then(|by| by.woken.find(qpn));
-    let Some(qp) = qp.or_else(|| data.qps().get(qpn)) else {
+    let qp = match by {
+        Some(by) => by.lookup(data, qpn),
+        None => data.qps().get(qpn),
+    };
+    let Some(qp) = qp else {
         data.count(Counter::RcvdBadPkt);
         return;
     };

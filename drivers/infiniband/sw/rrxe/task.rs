@@ -242,6 +242,12 @@ impl SentBy<'_> {
         self.woken.hold(qp);
     }
 
+    /// The QP numbered `qpn` that a loopback packet of this sender's (or an ACK for its
+    /// box) goes to: from its caller's set ([`Woken::find`]), else from `dev`'s table.
+    pub(crate) fn lookup(&self, dev: &RrxeDev, qpn: u32) -> Option<Arc<QpShared>> {
+        self.woken.find(qpn).or_else(|| dev.qps().get(qpn))
+    }
+
     /// Whether `qp` and the sender are connected to each other, two userspace RC or UC QPs
     /// of this device ([`QpShared::peer`]).
     pub(crate) fn peers(&self, qp: &QpShared) -> bool {
@@ -286,7 +292,7 @@ impl Woken {
     /// often the peer its pass sent to before (no lookup in the device's table). A QP
     /// destroyed meanwhile is still found here, where the table would have dropped the
     /// packet; its queue goes with it.
-    pub(crate) fn find(&self, qpn: u32) -> Option<Arc<QpShared>> {
+    fn find(&self, qpn: u32) -> Option<Arc<QpShared>> {
         self.0.iter().find_map(|slot| {
             let held = slot.take();
             let found = held.as_ref().filter(|qp| qp.qpn == qpn).cloned();

@@ -161,6 +161,8 @@ pub struct Segmenter {
     /// Index (in PSNs from `first_psn`) of the next packet.
     next: u32,
     done: bool,
+    /// The opcode of a packet that starts and ends the message.
+    only: Opcode,
 }
 
 impl Segmenter {
@@ -178,12 +180,12 @@ impl Segmenter {
         first_psn: Psn,
     ) -> Result<Segmenter, ReqError> {
         // Validates the operation for the QP type.
-        let probe = packet_opcode(qp, wr, true, true)?;
+        let only = packet_opcode(qp, wr, true, true)?;
         let mtu = mtu.bytes();
         if len > MAX_MSG_SIZE {
             return Err(ReqError::BadLength);
         }
-        let (len, packets, span) = match probe.operation() {
+        let (len, packets, span) = match only.operation() {
             Operation::Send | Operation::Write => {
                 if qp.is_datagram() && len > mtu {
                     return Err(ReqError::UdTooLong);
@@ -211,6 +213,7 @@ impl Segmenter {
             span,
             next: 0,
             done: false,
+            only,
         })
     }
 
@@ -319,7 +322,11 @@ impl Iterator for Segmenter {
         } else {
             (true, true)
         };
-        let opcode = packet_opcode(self.qp, self.wr, first, last).ok()?;
+        let opcode = if first && last {
+            self.only
+        } else {
+            packet_opcode(self.qp, self.wr, first, last).ok()?
+        };
         let payload_len = if opcode.has_payload() {
             remaining.min(self.mtu)
         } else {
