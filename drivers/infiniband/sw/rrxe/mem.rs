@@ -2,16 +2,17 @@
 
 //! The data path's memory layer: from a key to memory. [`resolve`] checks an rkey from the
 //! network, which names an MR ([`crate::mr`]) or a bound memory window ([`crate::mw`]),
-//! and returns a [`MemRef`] to copy or do atomics through; [`local`] checks the lkey of a
-//! local SGE, which names an MR, and makes one access under the same hold of its lock;
-//! [`invalidate`] ends a key's validity. A [`MemRef`] checks before every access,
+//! and returns a [`MemRef`] to copy or do atomics through, or makes one access at once
+//! ([`remote_once`]); [`local`] checks the lkey of a local SGE, which names an MR, and
+//! makes one access under the same hold of its lock; [`invalidate`] ends a key's
+//! validity. A [`MemRef`] checks before every access,
 //! under the locks of the window and the MR, that neither changed since it was made (see
 //! [`crate::mr`]). Everything here works in process context and softirq: no sleeping, no
 //! allocation.
 
 use crate::{
     device::RrxeDev,
-    mr::{self, Mapping, MrMem, MrShared, Window},
+    mr::{self, Mapping, MrShared, Window},
     mw::{self, Via},
     proto::verbs::Access,
 };
@@ -21,7 +22,7 @@ pub(crate) use crate::ext::net::page_piece::PagePiece;
 
 pub(crate) use crate::{
     ext::{bytes::Bytes, rdma::mr::AtomicOp},
-    mr::{MemError, Owner},
+    mr::{MemError, MrMem, Owner},
 };
 
 /// A checked reference to memory: copies and atomics within the range [`resolve`] checked
@@ -58,11 +59,33 @@ pub(crate) fn resolve(
     Ok(this)
 }
 
+/// Runs `f` once on the memory the rkey `key` names for an access of `len` bytes at
+/// `iova` with rights `access` by `who`, with the MR iova of `iova`: checked as
+/// [`resolve`] checks it (the range last, [`MemError::Range`]), then accessed as through
+/// the [`MemRef`] it returns. A one-shot access (a one-packet RDMA WRITE, an atomic): for
+/// an MR the checks and the access run under one hold of its lock ([`mr::with_key`]).
+pub(crate) fn remote_once<R>(
+    dev: &RrxeDev,
+    key: u32,
+    who: Owner,
+    iova: u64,
+    len: u64,
+    access: Access,
+    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+) -> Result<R, MemError> {
+    if mw::is_index(key >> 8) {
+        let mem = resolve(dev, key, who, iova, len, access)?;
+        let at = mem.locate(iova, len)?;
+        return mem.checked(|m| f(m, at));
+    }
+    mr::with_key(dev, key, who.pd, access.0, iova, len, f)
+}
+
 /// Runs `f` on the memory the lkey `key` names for an access of `len` bytes at `iova` with
 /// rights `access` (none to read locally) by `who`, with the MR iova of `iova`: an MR (a
 /// window's key is no lkey), checked as [`mr::grant`] checks it and the range last
 /// ([`MemError::Range`]), the access made under the same hold of the MR's lock as the
-/// checks (see [`mr::with_local`]).
+/// checks (see [`mr::with_key`]).
 pub(crate) fn local<R>(
     dev: &RrxeDev,
     key: u32,
@@ -76,7 +99,7 @@ pub(crate) fn local<R>(
     if mw::is_index(key >> 8) {
         return Err(MemError::Key);
     }
-    mr::with_local(dev, key, who.pd, access.0, iova, len, f)
+    mr::with_key(dev, key, who.pd, access.0, iova, len, f)
 }
 
 /// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for
@@ -120,15 +143,5 @@ impl MemRef {
     pub(crate) fn write(&self, iova: u64, src: Bytes<'_>) -> Result<(), MemError> {
         let at = self.locate(iova, src.len() as u64)?;
         self.checked(|m| m.write(at, src))
-    }
-
-    /// Performs `op` on the 8 bytes at `iova` (8-byte aligned, also in memory), atomically
-    /// with respect to the CPU's users of that memory; returns the value found.
-    pub(crate) fn atomic(&self, iova: u64, op: AtomicOp) -> Result<u64, MemError> {
-        if iova % 8 != 0 {
-            return Err(MemError::Align);
-        }
-        let at = self.locate(iova, 8)?;
-        self.checked(|m| m.atomic(at, op))
     }
 }

@@ -10,7 +10,7 @@
 //! MRs here, of windows in [`crate::mw`]) to checked references; what it may do with an
 //! MR is here: [`grant`] checks a key's rights and records the MR as it is (a window's
 //! grant records it by [`MrShared::mapping`]), and [`MrShared::with_mem`] gives access to
-//! the memory only while the MR is still as recorded; [`with_local`] checks an lkey as
+//! the memory only while the MR is still as recorded; [`with_key`] checks a key as
 //! [`grant`] does and gives access under the same hold of the MR's lock. Everything the data path calls
 //! works in process context and softirq: no sleeping, no allocation.
 //!
@@ -254,12 +254,13 @@ pub(crate) fn grant(
     Ok((mr, win, map))
 }
 
-/// Runs `f` on the memory of the MR that lkey `key` names, at the MR iova of the `len`
+/// Runs `f` on the memory of the MR that `key` names (an lkey, or an rkey of an MR), at the
+/// MR iova of the `len`
 /// bytes at `iova`, checked as [`grant`] checks it for a use with rights `access` by a QP
 /// of PD `pd`, and the range last ([`MemError::Range`]). The checks and the access run
 /// under one hold of the MR's lock: nothing comes between them (a one-shot access, where
 /// [`grant`] records the MR for accesses to come).
-pub(crate) fn with_local<R>(
+pub(crate) fn with_key<R>(
     dev: &RrxeDev,
     key: u32,
     pd: PdId,

@@ -14,7 +14,7 @@ use crate::{
         param,
         rdma::types::{NetworkType, WcFlags},
     },
-    mem::{self, AtomicOp, Bytes, MemError, MemRef},
+    mem::{self, AtomicOp, Bytes, MemError, MemRef, MrMem},
     pass::Pass,
     proto::{
         aeth::{Aeth, NakCode, Syndrome},
@@ -34,6 +34,7 @@ use crate::{
             read_replay, recv_wc_opcode, reply_kind, DuplicateAction, OpSeq, PsnVerdict, ReadReply,
             ReadResource, Replay, Reply, RespError,
         },
+        reth::Reth,
         verbs::{Access, WcOpcode, WcStatus},
     },
     qp::{Inner, QpShared, BUDGET},
@@ -694,6 +695,9 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
 /// its payload.
 fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>, k: u32) -> Result<(), RespError> {
     if let Some(reth) = pkt.hdr.reth {
+        if pkt.opcode().is_end() && k == 1 && reth.dma_len > 0 {
+            return execute_write_only(p, pkt, reth);
+        }
         let mem = remote_mem(p, reth.rkey, reth.va, reth.dma_len, Access::REMOTE_WRITE)
             .map_err(|_| RespError::RkeyViolation)?;
         p.inner.eng.resp.write = Some(Writing {
@@ -729,6 +733,31 @@ fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>, k: u32) -> Result<(), Res
         p.inner.eng.resp.write = None;
         p.count(Counter::RdmaRecvs);
     }
+    finish_message(p, pkt, wc)
+}
+
+/// An RDMA WRITE of one packet (not empty): as [`execute_write`] would execute it (the key,
+/// then the lengths, then the copy), its memory accessed once ([`mem::remote_once`]).
+fn execute_write_only(p: &mut Pass<'_>, pkt: &RxPacket<'_>, reth: Reth) -> Result<(), RespError> {
+    let (d, who, mtu) = (p.dev.data(), p.qp.owner(), p.inner.params.mtu);
+    let len = pkt.payload.len() as u32;
+    let va = reth.va;
+    let access = Access::REMOTE_WRITE;
+    let copy = |m: &MrMem<'_>, at| {
+        if let Err(e) = check_write_payload(reth.dma_len, len, pkt.hdr.bth.pad, mtu) {
+            return Ok(Err(e));
+        }
+        m.write(at, pkt.payload).map(Ok)
+    };
+    mem::remote_once(d, reth.rkey, who, va, u64::from(reth.dma_len), access, copy)
+        .map_err(|_| RespError::RkeyViolation)??;
+    let wc = Cqe {
+        opcode: recv_wc_opcode(pkt.opcode()) as u32,
+        byte_len: reth.dma_len,
+        ..Cqe::of(p.qp)
+    };
+    p.inner.eng.resp.write = None;
+    p.count(Counter::RdmaRecvs);
     finish_message(p, pkt, wc)
 }
 
@@ -772,10 +801,6 @@ fn one_packet_done(p: &mut Pass<'_>, kind: ResKind, psn: Psn) {
 fn execute_atomic(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> {
     let a = pkt.hdr.atomic_eth.ok_or(RespError::Length)?;
     check_atomic_alignment(a.va)?;
-    let mem = remote_mem(p, a.rkey, a.va, 8, Access::REMOTE_ATOMIC)
-        .ok()
-        .flatten()
-        .ok_or(RespError::RkeyViolation)?;
     let aop = if pkt.opcode().operation() == Operation::CompareSwap {
         AtomicOp::CmpSwap {
             compare: a.compare,
@@ -784,10 +809,13 @@ fn execute_atomic(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError>
     } else {
         AtomicOp::FetchAdd(a.swap_add)
     };
-    let orig = mem.atomic(a.va, aop).map_err(|e| match e {
-        MemError::Align => RespError::MisalignedAtomic,
-        _ => RespError::RkeyViolation,
-    })?;
+    let (d, who) = (p.dev.data(), p.qp.owner());
+    let access = Access::REMOTE_ATOMIC;
+    let orig = mem::remote_once(d, a.rkey, who, a.va, 8, access, |m, at| m.atomic(at, aop))
+        .map_err(|e| match e {
+            MemError::Align => RespError::MisalignedAtomic,
+            _ => RespError::RkeyViolation,
+        })?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Atomic { orig }, psn);
     send_atomic_ack(p, psn, orig);
@@ -799,15 +827,21 @@ fn execute_atomic_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), Resp
     let reth = pkt.hdr.reth.ok_or(RespError::Length)?;
     check_atomic_write(reth.dma_len, pkt.payload.len() as u32, pkt.hdr.bth.pad)?;
     check_atomic_alignment(reth.va)?;
-    let mem = remote_mem(p, reth.rkey, reth.va, 8, Access::REMOTE_WRITE)
-        .ok()
-        .flatten()
-        .ok_or(RespError::RkeyViolation)?;
     let mut v = [0u8; 8];
     let value = pkt.payload.get(0..8).ok_or(RespError::Length)?;
     value.read(&mut v).map_err(|_| RespError::Length)?;
-    mem.atomic(reth.va, AtomicOp::Write(u64::from_ne_bytes(v)))
-        .map_err(|_| RespError::RkeyViolation)?;
+    let (d, who) = (p.dev.data(), p.qp.owner());
+    let op = AtomicOp::Write(u64::from_ne_bytes(v));
+    mem::remote_once(
+        d,
+        reth.rkey,
+        who,
+        reth.va,
+        8,
+        Access::REMOTE_WRITE,
+        |m, at| m.atomic(at, op),
+    )
+    .map_err(|_| RespError::RkeyViolation)?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Ack, psn);
     send_read_ack(p, psn);
