@@ -12,7 +12,7 @@
 
 use crate::{
     device::RrxeDev,
-    mr::{self, Mapping, MrShared, Window},
+    mr::{self, Mapping, MrMem, MrShared, Span, Window},
     mw::{self, Via},
     proto::verbs::Access,
 };
@@ -22,10 +22,10 @@ pub(crate) use crate::ext::net::page_piece::PagePiece;
 
 pub(crate) use crate::{
     ext::{bytes::Bytes, rdma::mr::AtomicOp},
-    mr::{MemError, MrMem, Owner},
+    mr::{MemError, Owner},
 };
 
-/// A checked reference to memory: copies and atomics within the range [`resolve`] checked
+/// A checked reference to memory: copies within the range [`resolve`] checked
 /// (or, for long messages, the whole window it found).
 pub(crate) struct MemRef {
     mr: Arc<MrShared>,
@@ -60,10 +60,10 @@ pub(crate) fn resolve(
 }
 
 /// Runs `f` once on the memory the rkey `key` names for an access of `len` bytes at
-/// `iova` with rights `access` by `who`, with the MR iova of `iova`: checked as
-/// [`resolve`] checks it (the range last, [`MemError::Range`]), then accessed as through
-/// the [`MemRef`] it returns. A one-shot access (a one-packet RDMA WRITE, an atomic): for
-/// an MR the checks and the access run under one hold of its lock ([`mr::with_key`]).
+/// `iova` with rights `access` by `who`: checked as [`resolve`] checks it (the range last,
+/// [`MemError::Range`]), then accessed as through the [`MemRef`] it returns, within the
+/// range checked. A one-shot access (a one-packet RDMA WRITE, an atomic): for an MR the
+/// checks and the access run under one hold of its lock ([`mr::with_key`]).
 pub(crate) fn remote_once<R>(
     dev: &RrxeDev,
     key: u32,
@@ -71,21 +71,40 @@ pub(crate) fn remote_once<R>(
     iova: u64,
     len: u64,
     access: Access,
-    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+    f: impl FnOnce(&RemoteSpan<'_>) -> Result<R, MemError>,
 ) -> Result<R, MemError> {
     if mw::is_index(key >> 8) {
         let mem = resolve(dev, key, who, iova, len, access)?;
         let at = mem.locate(iova, len)?;
-        return mem.checked(|m| f(m, at));
+        return mem.checked(|m| f(&RemoteSpan(Span::new(m, at, len))));
     }
-    mr::with_key(dev, key, who.pd, access.0, iova, len, f)
+    mr::with_key(dev, key, who.pd, access.0, iova, len, |span| {
+        f(&RemoteSpan(*span))
+    })
 }
 
-/// Runs `f` on the memory the lkey `key` names for an access of `len` bytes at `iova` with
-/// rights `access` (none to read locally) by `who`, with the MR iova of `iova`: an MR (a
-/// window's key is no lkey), checked as [`mr::grant`] checks it and the range last
-/// ([`MemError::Range`]), the access made under the same hold of the MR's lock as the
-/// checks (see [`mr::with_key`]).
+/// A one-shot access to memory a remote key names ([`remote_once`]): writes and atomics
+/// within the range checked, never page references (memory a remote key names is never
+/// sent by reference: see rrxe.rst, Security model).
+pub(crate) struct RemoteSpan<'a>(Span<'a>);
+
+impl RemoteSpan<'_> {
+    /// Copies `src` to the start of the range.
+    pub(crate) fn write(&self, src: Bytes<'_>) -> Result<(), MemError> {
+        self.0.write(src)
+    }
+
+    /// Performs `op` on the range, which is 8 bytes; returns the value found.
+    pub(crate) fn atomic(&self, op: AtomicOp) -> Result<u64, MemError> {
+        self.0.atomic(op)
+    }
+}
+
+/// Runs `f` on the `len` bytes at `iova` of the memory the lkey `key` names, for an access
+/// with rights `access` (none to read locally) by `who`: an MR (a window's key is no lkey),
+/// checked as [`mr::grant`] checks it and the range last ([`MemError::Range`]), the access
+/// made within the range under the same hold of the MR's lock as the checks
+/// ([`mr::with_key`]).
 pub(crate) fn local<R>(
     dev: &RrxeDev,
     key: u32,
@@ -93,7 +112,7 @@ pub(crate) fn local<R>(
     iova: u64,
     len: u64,
     access: Access,
-    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+    f: impl FnOnce(&Span<'_>) -> Result<R, MemError>,
 ) -> Result<R, MemError> {
     // An lkey never names a window.
     if mw::is_index(key >> 8) {

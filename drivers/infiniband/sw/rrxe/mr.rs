@@ -11,8 +11,9 @@
 //! MR is here: [`grant`] checks a key's rights and records the MR as it is (a window's
 //! grant records it by [`MrShared::mapping`]), and [`MrShared::with_mem`] gives access to
 //! the memory only while the MR is still as recorded; [`with_key`] checks a key as
-//! [`grant`] does and gives access under the same hold of the MR's lock. Everything the data path calls
-//! works in process context and softirq: no sleeping, no allocation.
+//! [`grant`] does and gives access to the range checked ([`Span`]) under the same hold of
+//! the MR's lock. Everything the data path calls works in process context and softirq: no
+//! sleeping, no allocation.
 //!
 //! Lifetime: a reference to memory holds a reference on the MR's [`MrShared`], so the
 //! memory stays pinned while the data path uses it, even across `dereg_mr`.
@@ -254,12 +255,11 @@ pub(crate) fn grant(
     Ok((mr, win, map))
 }
 
-/// Runs `f` on the memory of the MR that `key` names (an lkey, or an rkey of an MR), at the
-/// MR iova of the `len`
-/// bytes at `iova`, checked as [`grant`] checks it for a use with rights `access` by a QP
-/// of PD `pd`, and the range last ([`MemError::Range`]). The checks and the access run
-/// under one hold of the MR's lock: nothing comes between them (a one-shot access, where
-/// [`grant`] records the MR for accesses to come).
+/// Runs `f` on the `len` bytes at `iova` of the MR that `key` names (an lkey, or an rkey of
+/// an MR), checked as [`grant`] checks it for a use with rights `access` by a QP of PD
+/// `pd`, and the range last ([`MemError::Range`]). The checks and the access run under one
+/// hold of the MR's lock: nothing comes between them (a one-shot access, where [`grant`]
+/// records the MR for accesses to come).
 pub(crate) fn with_key<R>(
     dev: &RrxeDev,
     key: u32,
@@ -267,17 +267,20 @@ pub(crate) fn with_key<R>(
     access: u32,
     iova: u64,
     len: u64,
-    f: impl FnOnce(&MrMem<'_>, u64) -> Result<R, MemError>,
+    f: impl FnOnce(&Span<'_>) -> Result<R, MemError>,
 ) -> Result<R, MemError> {
     let mr = lookup(dev, key)?;
     let st = mr.st.lock();
     st.check(key, pd, access)?;
-    let end = iova.checked_add(len).ok_or(MemError::Range)?;
-    if iova < st.iova || end - st.iova > st.length {
+    // As a reference's window locates it (`mem::MemRef`), the MR's whole range.
+    let off = iova.checked_sub(st.iova).ok_or(MemError::Range)?;
+    let end = off.checked_add(len).ok_or(MemError::Range)?;
+    if end > st.length {
         return Err(MemError::Range);
     }
     let map = st.mapping();
-    let r = f(&MrMem { mr: &mr, map: &map }, iova);
+    let mem = MrMem { mr: &mr, map: &map };
+    let r = f(&Span::new(&mem, iova, len));
     drop(st);
     r
 }
@@ -389,8 +392,8 @@ impl MrShared {
     }
 }
 
-/// Access to an MR's memory, by MR iova, given only by [`MrShared::with_mem`] (under the
-/// MR's lock, while it is as recorded).
+/// Access to an MR's memory, by MR iova, given only by [`MrShared::with_mem`] and
+/// [`with_key`] (under the MR's lock, while it is as recorded).
 pub(crate) struct MrMem<'a> {
     mr: &'a MrShared,
     map: &'a Mapping,
@@ -465,7 +468,7 @@ impl MrMem<'_> {
     /// Calls `take` with a reference on each page piece of the `len` bytes at MR iova `at`,
     /// in order, until it refuses one; returns whether it took them all, `false` also if
     /// the memory is not pinned user pages (nothing taken then: kernel memory is copied).
-    pub(crate) fn pieces(
+    fn pieces(
         &self,
         at: u64,
         len: usize,
@@ -478,7 +481,7 @@ impl MrMem<'_> {
     }
 
     /// Performs `op` on the 8 bytes at MR iova `at`; returns the value found.
-    pub(crate) fn atomic(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
+    fn atomic(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
         let orig = match &self.mr.mem {
             Memory::User(u) => u.atomic_at(self.user_offset(at)?, op)?,
             Memory::Dma(m) => m.atomic_at(at, op)?,
@@ -834,5 +837,58 @@ impl Mr {
         st.state = State::Invalid;
         st.bump();
         Ok(())
+    }
+}
+
+/// The bytes of an MR that a one-shot access was checked for ([`with_key`], or a window's
+/// [`crate::mem::remote_once`]): `len` of them from MR iova `at`. Every access through it
+/// lies within them, from their start.
+#[derive(Clone, Copy)]
+pub(crate) struct Span<'a> {
+    mem: &'a MrMem<'a>,
+    at: u64,
+    len: u64,
+}
+
+impl<'a> Span<'a> {
+    /// The `len` bytes at MR iova `at` of `mem`: a range checked for the access to come.
+    pub(crate) fn new(mem: &'a MrMem<'a>, at: u64, len: u64) -> Self {
+        Self { mem, at, len }
+    }
+
+    /// `Range` unless the span holds `n` bytes.
+    fn holds(&self, n: usize) -> Result<(), MemError> {
+        if n as u64 <= self.len {
+            Ok(())
+        } else {
+            Err(MemError::Range)
+        }
+    }
+
+    /// Copies the start of the span into `dst`.
+    pub(crate) fn read(&self, dst: &mut [u8]) -> Result<(), MemError> {
+        self.holds(dst.len())?;
+        self.mem.read(self.at, dst)
+    }
+
+    /// Copies `src` to the start of the span.
+    pub(crate) fn write(&self, src: Bytes<'_>) -> Result<(), MemError> {
+        self.holds(src.len())?;
+        self.mem.write(self.at, src)
+    }
+
+    /// Performs `op` on the span, which is 8 bytes; returns the value found.
+    pub(crate) fn atomic(&self, op: AtomicOp) -> Result<u64, MemError> {
+        if self.len != 8 {
+            return Err(MemError::Range);
+        }
+        self.mem.atomic(self.at, op)
+    }
+
+    /// Hands `take` a reference on each page piece of the span, in order, until it refuses
+    /// one; whether it took them all (`false` also if the memory is not pinned user pages).
+    pub(crate) fn pieces(&self, take: impl FnMut(PagePiece) -> bool) -> Result<bool, MemError> {
+        let len = usize::try_from(self.len).map_err(|_| MemError::Range)?;
+        self.mem.pieces(self.at, len, take)
     }
 }

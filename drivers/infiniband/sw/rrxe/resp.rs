@@ -14,7 +14,7 @@ use crate::{
         param,
         rdma::types::{NetworkType, WcFlags},
     },
-    mem::{self, AtomicOp, Bytes, MemError, MemRef, MrMem},
+    mem::{self, AtomicOp, Bytes, MemError, MemRef, RemoteSpan},
     pass::Pass,
     proto::{
         aeth::{Aeth, NakCode, Syndrome},
@@ -743,11 +743,11 @@ fn execute_write_only(p: &mut Pass<'_>, pkt: &RxPacket<'_>, reth: Reth) -> Resul
     let len = pkt.payload.len() as u32;
     let va = reth.va;
     let access = Access::REMOTE_WRITE;
-    let copy = |m: &MrMem<'_>, at| {
+    let copy = |m: &RemoteSpan<'_>| {
         if let Err(e) = check_write_payload(reth.dma_len, len, pkt.hdr.bth.pad, mtu) {
             return Ok(Err(e));
         }
-        m.write(at, pkt.payload).map(Ok)
+        m.write(pkt.payload).map(Ok)
     };
     mem::remote_once(d, reth.rkey, who, va, u64::from(reth.dma_len), access, copy)
         .map_err(|_| RespError::RkeyViolation)??;
@@ -811,11 +811,12 @@ fn execute_atomic(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError>
     };
     let (d, who) = (p.dev.data(), p.qp.owner());
     let access = Access::REMOTE_ATOMIC;
-    let orig = mem::remote_once(d, a.rkey, who, a.va, 8, access, |m, at| m.atomic(at, aop))
-        .map_err(|e| match e {
+    let orig = mem::remote_once(d, a.rkey, who, a.va, 8, access, |m| m.atomic(aop)).map_err(
+        |e| match e {
             MemError::Align => RespError::MisalignedAtomic,
             _ => RespError::RkeyViolation,
-        })?;
+        },
+    )?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Atomic { orig }, psn);
     send_atomic_ack(p, psn, orig);
@@ -832,15 +833,9 @@ fn execute_atomic_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), Resp
     value.read(&mut v).map_err(|_| RespError::Length)?;
     let (d, who) = (p.dev.data(), p.qp.owner());
     let op = AtomicOp::Write(u64::from_ne_bytes(v));
-    mem::remote_once(
-        d,
-        reth.rkey,
-        who,
-        reth.va,
-        8,
-        Access::REMOTE_WRITE,
-        |m, at| m.atomic(at, op),
-    )
+    mem::remote_once(d, reth.rkey, who, reth.va, 8, Access::REMOTE_WRITE, |m| {
+        m.atomic(op)
+    })
     .map_err(|_| RespError::RkeyViolation)?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Ack, psn);

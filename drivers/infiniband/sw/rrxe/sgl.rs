@@ -55,9 +55,7 @@ pub(crate) fn read(
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
         let dst = dst.get_mut(range).ok_or(MemError::Range)?;
-        local(dev, sge.lkey, who, va, n, Access(0), |m, at| {
-            m.read(at, dst)
-        })
+        local(dev, sge.lkey, who, va, n, Access(0), |m| m.read(dst))
     })
 }
 
@@ -82,8 +80,8 @@ pub(crate) fn pieces(
         }
         let n = range.len();
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        all = local(dev, sge.lkey, who, va, n as u64, Access(0), |m, at| {
-            m.pieces(at, n, &mut take)
+        all = local(dev, sge.lkey, who, va, n as u64, Access(0), |m| {
+            m.pieces(&mut take)
         })?;
         Ok(())
     })?;
@@ -102,8 +100,8 @@ pub(crate) fn write(
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
         let src = src.get(range).ok_or(MemError::Range)?;
-        local(dev, sge.lkey, who, va, n, Access::LOCAL_WRITE, |m, at| {
-            m.write(at, src)
+        local(dev, sge.lkey, who, va, n, Access::LOCAL_WRITE, |m| {
+            m.write(src)
         })
     })
 }
