@@ -2,12 +2,11 @@
 
 //! The data path's memory layer: from a key to memory. [`resolve`] checks an rkey from the
 //! network, which names an MR ([`crate::mr`]) or a bound memory window ([`crate::mw`]),
-//! and returns a [`MemRef`] to copy or do atomics through, or makes one access at once
-//! ([`remote_once`]); [`local`] checks the lkey of a local SGE, which names an MR, and
-//! makes one access under the same hold of its lock; [`invalidate`] ends a key's
-//! validity. A [`MemRef`] checks before every access,
-//! under the locks of the window and the MR, that neither changed since it was made (see
-//! [`crate::mr`]). Everything here works in process context and softirq: no sleeping, no
+//! and returns a [`MemRef`] to copy through for a message, or [`remote_once`] makes one
+//! access at once (a write or an atomic); [`local`] checks the lkey of a local SGE, which
+//! names an MR, and makes one access under the same hold of its lock; [`invalidate`] ends
+//! a key's validity. A [`MemRef`] checks before every access, under the locks of the
+//! window and the MR, that neither changed since it was made (see [`crate::mr`]). Everything here works in process context and softirq: no sleeping, no
 //! allocation.
 
 use crate::{
