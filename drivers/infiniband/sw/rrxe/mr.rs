@@ -309,19 +309,10 @@ pub(crate) fn bind_target(
     let mr = lookup(dev, mr_lkey)?;
     {
         let mut st = mr.st.lock();
-        if st.key != mr_lkey {
-            return Err(MemError::Key);
-        }
-        if st.state != State::Valid {
-            return Err(MemError::State);
-        }
-        if st.pd != pd {
-            return Err(MemError::Pd);
-        }
-        // C10-73, C10-74.
-        if st.access & MW_BIND == 0
-            || (access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && st.access & LOCAL_WRITE == 0)
-        {
+        // C10-73: the MR allows binding.
+        st.check(mr_lkey, pd, MW_BIND)?;
+        // C10-74: remote write or atomic rights need the MR's local write.
+        if access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && st.access & LOCAL_WRITE == 0 {
             return Err(MemError::Access);
         }
         // C10-75: zero-based or not, the window is `[addr, addr + length)` of the MR.
