@@ -42,7 +42,7 @@ for s in 1 4096 65536; do
 done
 pp ibv_rc_pingpong 90 -s 4096 -n 100 -m 256
 # rrxe: a ping-pong's ACKs go to the connected peer's completer without a packet
-# (ackbox.rs): 200 iterations send 400 messages, each signalled, each acknowledged.
+# (respbox.rs): 200 iterations send 400 messages, each signalled, each acknowledged.
 c=/sys/class/infiniband/$dev/ports/1/hw_counters
 if [ -e "$c/work_runs" ]; then
 	acks0=$(cat "$c/ack_direct" 2>/dev/null)

@@ -14,6 +14,7 @@ use crate::{
     proto::{
         admit::{response_place, ResponsePlace},
         aeth::{Aeth, Syndrome},
+        atomic::AtomicAckEth,
         bth::Bth,
         burst::{check_read_burst, ReadBurst},
         completer::{
@@ -21,13 +22,13 @@ use crate::{
             RetryCounter, RetryDecision, Verdict, IMPLICIT_NAK_AFTER,
         },
         mtu::Mtu,
-        opcode::{Opcode, Operation},
-        packet::{Headers, Packet},
-        psn::Psn,
+        opcode::Operation,
+        packet::{pad_len, Headers, Packet},
         verbs::{QpType, WcStatus, WrOpcode},
     },
     qp::Inner,
     recv::{self, RxPacket},
+    respbox::{Kind, Resp},
     sgl, wqe,
 };
 
@@ -170,7 +171,7 @@ fn start_retry(p: &mut Pass<'_>, why: Why) {
 }
 
 /// The retransmission timer expired, and nothing restarted it since: neither a response
-/// taken in this pass ([`on_response`], [`on_direct_ack`]) nor a pass that ended after
+/// taken in this pass ([`on_response`], [`on_left`]) nor a pass that ended after
 /// the expiry (the caller checks that the timer is not pending again). The timer times the
 /// responder's silence; an expiry that a restart overtook is stale, as rxe's completer
 /// drops a timeout when it finds a response queued. Taken as a timeout on a busy CPU,
@@ -638,23 +639,49 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     }
 }
 
-/// Processes the ACK of `psn` (MSN `msn`) that the QP's loopback peer left instead of a
-/// packet ([`crate::ackbox`]), as that packet: the same checks after admission, which its
-/// sender stands in for.
-pub(crate) fn on_direct_ack(p: &mut Pass<'_>, psn: Psn, msn: u32) {
+/// Takes the responses the QP's loopback peer left instead of packets
+/// ([`crate::respbox`]), all at once, and processes each as its packet: the same checks
+/// after admission, which its sender stands in for.
+pub(crate) fn on_left(p: &mut Pass<'_>) {
+    if p.qp.boxes.resp.is_empty() {
+        return;
+    }
+    let Some(mut hands) = p.inner.hands.take() else {
+        return;
+    };
+    let hand = &mut hands.resp;
+    p.qp.boxes.resp.swap(hand);
+    while let Some((r, payload)) = hand.front() {
+        on_direct(p, r, payload);
+        hand.advance();
+    }
+    p.inner.hands = Some(hands);
+}
+
+/// Processes response `r` with payload `payload` that the QP's loopback peer left.
+fn on_direct(p: &mut Pass<'_>, r: &Resp, payload: &[u8]) {
     if !takes_responses(p) {
         return;
     }
-    let mut hdr = Headers::new(Bth::new(Opcode::RcAck, p.qp.qpn, psn));
+    let opcode = r.kind.opcode();
+    let mut hdr = Headers::new(Bth::new(opcode, p.qp.qpn, r.psn));
+    // As its packet's, which carries it on the wire.
+    hdr.bth.pad = pad_len(payload.len()) as u8;
     let syndrome = Syndrome::ACK;
-    hdr.aeth = Some(Aeth { syndrome, msn });
+    hdr.aeth = Some(Aeth {
+        syndrome,
+        msn: r.msn,
+    });
+    if let Kind::Atomic(orig) = r.kind {
+        hdr.atomic_ack = Some(AtomicAckEth { orig });
+    }
     let pkt = Packet {
         hdr,
-        payload: Bytes::Slice(&[]),
+        payload: Bytes::Slice(payload),
     };
     let rsp = Response {
-        opcode: Opcode::RcAck,
-        psn,
+        opcode,
+        psn: r.psn,
         syndrome: Some(syndrome),
     };
     respond(p, &rsp, &pkt, None);
@@ -701,7 +728,7 @@ fn respond(p: &mut Pass<'_>, rsp: &Response, pkt: &RxPacket<'_>, burst: Option<M
 /// got a new ask at every timeout while it streamed answers to reads completed already,
 /// and its queue of asks grew without end (the debug kernel's interop-rxe-rrxe). Only
 /// packets from the peer's address to this QP get here ([`crate::admit::accept`]), as with
-/// rxe, and ACKs its loopback peer left ([`crate::ackbox`]); one that forges packets can
+/// rxe, and responses its loopback peer left ([`crate::respbox`]); one that forges packets can
 /// hold off a timeout, not cause a retry. An expiry this pass has not handled yet is void
 /// ([`on_timeout`]). An RNR NAK stops the timer instead: the requester sends nothing until
 /// the RNR timer's retransmission, which starts it.

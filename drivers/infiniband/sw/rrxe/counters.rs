@@ -69,7 +69,7 @@ pub(crate) enum Counter {
     /// Runs of a QP's work item.
     WorkRuns = 26,
     /// ACKs not sent because a later one of the same pass acknowledges their requests, or,
-    /// left to a loopback peer ([`crate::ackbox`]), not taken before a later one replaced
+    /// left to a loopback peer ([`crate::respbox`]), not taken before a later one replaced
     /// them.
     AckCoalesced = 27,
     /// Packets of `sent_pkts` whose payload went by reference to its pages (zero-copy).
@@ -84,12 +84,19 @@ pub(crate) enum Counter {
     /// because clients that post ahead and poll kept every CPU busy ([`crate::posters`]).
     DoorbellCrowded = 31,
     /// ACKs of `sent_pkts` (and `rcvd_pkts`) that a responder left for its loopback peer's
-    /// completer without a packet ([`crate::ackbox`]).
+    /// completer without a packet ([`crate::respbox`]).
     AckDirect = 32,
+    /// Atomic acknowledges and RDMA READ responses of `sent_pkts` (and `rcvd_pkts`) that a
+    /// responder left for its loopback peer's completer without a packet
+    /// ([`crate::respbox`]).
+    RespDirect = 33,
+    /// Requests of `sent_pkts` (and `rcvd_pkts`) that a requester left for its loopback
+    /// peer's responder without a packet ([`crate::reqbox`]).
+    ReqDirect = 34,
 }
 
 /// Number of counters.
-const NUM: usize = 33;
+const NUM: usize = 35;
 
 /// The counter names, in index order (rxe's names and order, then rrxe's own).
 static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
@@ -126,6 +133,8 @@ static NAMES: HwStatsTable<NUM> = HwStatsTable::new([
     c_str!("sent_bursts"),
     c_str!("doorbell_crowded"),
     c_str!("ack_direct"),
+    c_str!("resp_direct"),
+    c_str!("req_direct"),
 ]);
 
 /// The counters of one device.

@@ -7,9 +7,9 @@
 //! its work item and timers in `task`.
 
 use crate::{
-    ackbox::AckBox,
     ah::Ah,
     device::RrxeDev,
+    direct::Batch,
     eng::{Engine, Outbox, MAX_TRACKED},
     ext::{
         delay::msleep,
@@ -34,9 +34,11 @@ use crate::{
     },
     mem::Owner,
     new_spinlock_bh, new_spinlock_irq, params,
-    proto::{bth::QPN_MASK, completer::RetryCounter, psn::Psn, verbs::QpType},
+    proto::{bth::QPN_MASK, completer::RetryCounter, packet::Headers, psn::Psn, verbs::QpType},
     qp_attr::{check_attr, Params},
     queue::{map, FromClient, Producer, Watch},
+    reqbox::ReqBox,
+    respbox::{Resp, RespBox},
     srq::SrqShared,
     task::{Runner, Seen, TxWake, WakeSlot, TX_DRAIN_MS},
     tx::{self, Path},
@@ -139,10 +141,10 @@ pub(crate) struct QpShared {
     /// never another QP's.
     pub(crate) serial: u64,
     /// The serial of the QP this one is connected to, if this is a userspace RC or UC QP
-    /// whose path leads back to this device and that QP existed when this one was last
-    /// modified ([`NO_PEER`] otherwise), set by [`Qp::modify`]: the one QP whose pass's
-    /// caller may run this QP's pass ([`crate::task::SentBy::wake`]), and that may leave
-    /// an ACK in its box ([`crate::ackbox`]).
+    /// whose path leads back to this device and that QP, of the same type, existed when
+    /// this one was last modified ([`NO_PEER`] otherwise), set by [`Qp::modify`]: the one
+    /// QP whose pass's caller may run this QP's pass ([`crate::task::SentBy::wake`]), and
+    /// that may leave packets in its boxes ([`crate::direct`]).
     pub(crate) peer: AtomicU64,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
@@ -150,15 +152,15 @@ pub(crate) struct QpShared {
     /// The QP's asynchronous events.
     pub(crate) events: Arc<QpEvents>,
     /// Received requests (for the responder) and responses (for the completer). Only a
-    /// pass takes responses, one at a time, each freed after it is taken: the order of a
-    /// loopback peer's ACKs depends on it ([`crate::ackbox`]).
+    /// pass takes them, one at a time, each freed after it is taken, and a request only
+    /// while the request box is empty: the order of what a loopback peer leaves in the
+    /// QP's boxes depends on it ([`crate::direct`]).
     #[pin]
     pub(crate) req_q: SkbQueue,
     #[pin]
     pub(crate) resp_q: SkbQueue,
-    /// An ACK the loopback peer left for the completer instead of a packet
-    /// ([`crate::ackbox`]).
-    pub(crate) ack_box: AckBox,
+    /// What the loopback peer left for the QP instead of packets ([`crate::direct`]).
+    pub(crate) boxes: Pin<KBox<Boxes>>,
     /// Who runs the engine (one pass at a time).
     pub(crate) runner: Runner,
     /// The send queue's indices, for the doorbell.
@@ -218,6 +220,29 @@ pub(crate) struct Inner {
     pub(crate) params: Params,
     /// The QP was destroyed.
     pub(crate) dead: bool,
+    /// What the QP took from its boxes and has not handled yet ([`crate::direct`]);
+    /// taken out while a pass handles it.
+    pub(crate) hands: Option<KBox<Hands>>,
+}
+
+/// A QP's boxes, where its loopback peer leaves packets for it ([`crate::direct`]).
+#[pin_data]
+pub(crate) struct Boxes {
+    /// Responses, for the completer ([`crate::respbox`]).
+    #[pin]
+    pub(crate) resp: RespBox,
+    /// Requests, for the responder ([`crate::reqbox`]).
+    #[pin]
+    pub(crate) req: ReqBox,
+}
+
+/// What a QP took from its boxes ([`Boxes`]), to handle without their locks.
+pub(crate) struct Hands {
+    /// The requests the responder took and has not handled yet ([`crate::reqbox`]).
+    pub(crate) req: Batch<Headers>,
+    /// The responses the completer took (empty between passes,
+    /// [`crate::comp::on_left`]).
+    pub(crate) resp: Batch<Resp>,
 }
 
 impl QpShared {
@@ -231,6 +256,22 @@ impl QpShared {
 }
 
 impl Inner {
+    /// Whether the responder holds requests it took from its box and has not handled yet
+    /// ([`crate::reqbox`]).
+    pub(crate) fn requests_in_hand(&self) -> bool {
+        self.hands.as_ref().is_some_and(|h| !h.req.is_empty())
+    }
+
+    /// Empties the QP's boxes and what it took from them ([`crate::direct`]).
+    pub(crate) fn clear_boxes(&mut self, qp: &QpShared) {
+        qp.boxes.resp.clear();
+        qp.boxes.req.clear();
+        if let Some(h) = self.hands.as_mut() {
+            h.req.clear();
+            h.resp.clear();
+        }
+    }
+
     /// Whether requests may be received (RTR, RTS, SQD, SQE).
     pub(crate) fn can_receive(&self) -> bool {
         matches!(
@@ -321,6 +362,21 @@ impl Qp {
             }),
             GFP_KERNEL,
         )?;
+        // Apart from the QP's state, which they would push past a 2 KiB slab object.
+        let boxes = KBox::pin_init(
+            pin_init!(Boxes {
+                resp <- crate::respbox::new_box(),
+                req <- crate::reqbox::new_box(),
+            }),
+            GFP_KERNEL,
+        )?;
+        let hands = KBox::new(
+            Hands {
+                req: Batch::new(),
+                resp: Batch::new(),
+            },
+            GFP_KERNEL,
+        )?;
         // The skbs of the QP, which may outlive it, keep the module loaded through the
         // device's registration.
         let tx = TxOwner::new(
@@ -381,7 +437,7 @@ impl Qp {
                 dev: dev_ref,
                 req_q <- SkbQueue::new(),
                 resp_q <- SkbQueue::new(),
-                ack_box: AckBox::new(),
+                boxes,
                 runner: Runner::new(),
                 sq_watch,
                 seen: Seen::new(),
@@ -400,6 +456,7 @@ impl Qp {
                         tx: Some(tx),
                         params: Params::initial(),
                         dead: false,
+                        hands: Some(hands),
                     },
                     "rrxe:qp"
                 ),
@@ -478,10 +535,20 @@ impl Qp {
                 inner.path = inner.path.to(av);
             }
             if ndev.as_ref().is_some_and(|n| inner.path.loops_back(n)) {
-                peer = qp.dev.data().qps().get(inner.params.dest_qpn & QPN_MASK);
+                // Of the same transport: what a peer leaves in a box skips admission,
+                // whose check of the opcode against the QP's type it would need.
+                peer = qp
+                    .dev
+                    .data()
+                    .qps()
+                    .get(inner.params.dest_qpn & QPN_MASK)
+                    .filter(|peer| peer.qp_type == qp.qp_type);
             }
             let serial = peer.as_ref().map_or(NO_PEER, |peer| peer.serial);
-            qp.peer.store(serial, Ordering::Relaxed);
+            if qp.peer.swap(serial, Ordering::Relaxed) != serial {
+                // Nothing the former peer left is taken ([`crate::direct::still`]).
+                inner.clear_boxes(qp);
+            }
             if let Some(res) = res {
                 inner.eng.resp.res = res;
                 inner.eng.resp.res_next = 0;
@@ -509,7 +576,7 @@ impl Qp {
                 QpState::Reset => {
                     inner.state = next;
                     inner.discard();
-                    qp.ack_box.clear();
+                    inner.clear_boxes(qp);
                     let cons = inner.sq.consumer();
                     inner.eng.clear(cons);
                     out.retrans = Some(0);

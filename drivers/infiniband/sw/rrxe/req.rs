@@ -33,7 +33,7 @@ use crate::{
     },
     qp::{Inner, QpShared, BUDGET},
     queue::FromClient,
-    sgl,
+    reqbox, sgl,
     tx::{self, Sender, TxError},
     wqe::{self, SendWqe, Shape, SEND_SIGNALED},
 };
@@ -639,13 +639,19 @@ fn send_segment(p: &mut Pass<'_>, b: &Burst) -> Result<bool, WcStatus> {
         // for the rest of a message in progress too.
         path: cur.path.as_ref().unwrap_or(&inner.path),
     };
+    let len = seg.payload_len as usize;
     let res = if b.k > 1 {
         let Some(mtu) = Mtu::fitting(cur.seg.mtu()) else {
             return Ok(false);
         };
-        tx::send_burst(s, &hdr, seg.payload_len as usize, b.k, mtu, &payload)
+        tx::send_burst(s, &hdr, len, b.k, mtu, &payload)
     } else {
-        tx::send_from(s, &hdr, seg.payload_len as usize, &payload).map(|()| true)
+        // Left in the loopback peer's box if it can be ([`crate::reqbox`]).
+        match reqbox::leave(&s, &hdr, len, |buf| tx::Payload::copy(&payload, buf)) {
+            Ok(true) => Ok(true),
+            Ok(false) => tx::send_from(s, &hdr, len, &payload).map(|()| true),
+            Err(e) => Err(TxError::Fill(e)),
+        }
     };
     if b.k > 1 && matches!(res, Ok(true) | Err(TxError::Net)) {
         inner.eng.ack_policy.burst_sent();

@@ -39,7 +39,7 @@ use crate::{
     },
     qp::{Inner, QpShared, BUDGET},
     recv::{self, RxPacket},
-    sgl,
+    reqbox, respbox, sgl,
     tx::{self, Sender},
     wqe::read_recv,
 };
@@ -65,8 +65,18 @@ fn requests(p: &mut Pass<'_>) -> bool {
             // timeout queued another ask). Asks for other reads wait their turn: a
             // go-back-N requester resends all its reads, and each must be answered.
             if let Some(replay) = reading.replay {
-                let mtu = p.inner.params.mtu;
-                if let Some(skb) = p.qp.req_q.pop_if(|skb| supersedes(skb, &replay, mtu)) {
+                // The oldest request: the first of those left in the box, else the
+                // queue's ([`crate::reqbox`]).
+                let (qp, mtu) = (p.qp, p.inner.params.mtu);
+                let ask = |hdr: &Headers| supersedes(hdr, &replay, mtu);
+                if let Some(k) = reqbox::take(p, ask, take_direct) {
+                    spent += k;
+                    continue;
+                }
+                let none_left = !p.inner.requests_in_hand();
+                let ask =
+                    |skb: &SkBuff| none_left && qp.boxes.req.is_empty() && supersedes_skb(skb, ask);
+                if let Some(skb) = qp.req_q.pop_if(ask) {
                     spent += take_request(p, skb);
                     continue;
                 }
@@ -77,13 +87,28 @@ fn requests(p: &mut Pass<'_>) -> bool {
             spent += send_read_response(p);
             continue;
         }
-        let Some(skb) = p.qp.req_q.pop() else {
-            return false;
+        // The requests left in the box first, and one from the queue only while the box
+        // is empty ([`crate::reqbox`]).
+        if let Some(k) = reqbox::take(p, |_| true, take_direct) {
+            spent += k;
+            continue;
+        }
+        let qp = p.qp;
+        let Some(skb) = qp.req_q.pop_if(|_| qp.boxes.req.is_empty()) else {
+            if qp.boxes.req.is_empty() {
+                return false;
+            }
+            // Left in the box meanwhile.
+            spent += 1;
+            continue;
         };
         spent += take_request(p, skb);
     }
     // Another pass only for work left (not for a budget spent exactly).
-    p.inner.eng.resp.reading.is_some() || !p.qp.req_q.is_empty()
+    p.inner.eng.resp.reading.is_some()
+        || !p.qp.req_q.is_empty()
+        || !p.qp.boxes.req.is_empty()
+        || p.inner.requests_in_hand()
 }
 
 /// Processes one request packet taken from the queue; consumed if executed, else dropped.
@@ -103,30 +128,43 @@ fn take_request(p: &mut Pass<'_>, skb: SkBuff) -> u32 {
     packets
 }
 
-/// Whether `skb` is an RDMA READ request that supersedes `replay`
+/// Processes one request its loopback peer left instead of a packet
+/// ([`crate::reqbox`]), as that packet once admitted ([`take_request`]). Returns the
+/// packets it stood for (1).
+fn take_direct(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> u32 {
+    if !p.inner.can_receive() {
+        p.count(Counter::RcvdBadTypeState);
+        return 1;
+    }
+    admitted(p, pkt, &[], None).1
+}
+
+/// Whether `hdr` are those of an RDMA READ request that supersedes `replay`
 /// ([`Replay::superseded_by`]). Looks at the headers only; `request` checks the rest.
-fn supersedes(skb: &SkBuff, replay: &Replay, mtu: Mtu) -> bool {
-    let Some(view) = skb.rx_view() else {
-        return false;
-    };
-    // A burst is never a READ request.
-    let Some(pkt) = recv::parse(&view, None) else {
-        return false;
-    };
-    let psn = pkt.psn();
-    match pkt.hdr.reth {
-        Some(reth) if pkt.opcode() == Opcode::RcReadRequest => {
+fn supersedes(hdr: &Headers, replay: &Replay, mtu: Mtu) -> bool {
+    let psn = hdr.bth.psn;
+    match hdr.reth {
+        Some(reth) if hdr.bth.opcode == Opcode::RcReadRequest => {
             replay.superseded_by(psn, read_last_psn(psn, reth.dma_len, mtu))
         }
         _ => false,
     }
 }
 
+/// Whether `skb` is a request whose headers `ask` says yes to.
+fn supersedes_skb(skb: &SkBuff, ask: impl FnOnce(&Headers) -> bool) -> bool {
+    let Some(view) = skb.rx_view() else {
+        return false;
+    };
+    // A burst is never a READ request.
+    recv::parse(&view, None).is_some_and(|pkt| ask(&pkt.hdr))
+}
+
 /// Sends the ACK the requests executed so far owe, if any ([`crate::eng::Resp::owed_ack`]),
-/// or leaves it in the box of the loopback peer ([`crate::ackbox`]).
+/// or leaves it in the box of the loopback peer ([`crate::respbox`]).
 fn pay_ack(p: &mut Pass<'_>) {
     if let Some((psn, msn)) = p.inner.eng.resp.owed_ack.take() {
-        if crate::ackbox::leave(p, psn, msn) {
+        if respbox::leave_ack(p, psn, msn) {
             return;
         }
         transmit(
@@ -143,7 +181,9 @@ fn pay_ack(p: &mut Pass<'_>) {
 }
 
 /// Sends a response with `opcode` and `psn`, an AETH with `syndrome` (the current MSN),
-/// and the atomic acknowledge `atomic_ack`; after the ACK owed, which comes first.
+/// and the atomic acknowledge `atomic_ack`; after the ACK owed, which comes first. An
+/// atomic acknowledge or an empty READ response leaves it in the box of the loopback peer
+/// instead if it can ([`crate::respbox`]).
 fn send_response(
     p: &mut Pass<'_>,
     opcode: Opcode,
@@ -153,6 +193,18 @@ fn send_response(
 ) {
     pay_ack(p);
     let msn = p.inner.eng.resp.msn;
+    if syndrome.is_ack() {
+        let left = match (opcode, atomic_ack) {
+            (Opcode::RcAtomicAck, Some(a)) => respbox::leave_atomic(p, psn, msn, a.orig),
+            (Opcode::RcReadResponseOnly, None) => {
+                respbox::leave_read(p, psn, msn, 0, |_| Ok::<(), ()>(())) == Ok(true)
+            }
+            _ => false,
+        };
+        if left {
+            return;
+        }
+    }
     transmit(p, opcode, psn, Aeth { syndrome, msn }, atomic_ack);
 }
 
@@ -225,6 +277,27 @@ fn send_read_response(p: &mut Pass<'_>) -> u32 {
         return 1;
     };
     let va = reading.va.wrapping_add(u64::from(seg.offset));
+    if seg.opcode == Opcode::RcReadResponseOnly {
+        let msn = inner.eng.resp.msn;
+        let Some(reading) = p.inner.eng.resp.reading.as_ref() else {
+            return 1;
+        };
+        let len = seg.payload_len as usize;
+        match respbox::leave_read(p, seg.psn, msn, len, |buf| read_reply(reading, va, buf)) {
+            Ok(false) => {}
+            Ok(true) => {
+                p.count(Counter::RdmaSends);
+                p.inner.eng.resp.reading = None;
+                return 1;
+            }
+            Err(_) => {
+                p.inner.eng.resp.reading = None;
+                reject(p, RespError::RkeyViolation, seg.psn);
+                return 1;
+            }
+        }
+    }
+    let inner = &mut *p.inner;
     let mut hdr = Headers::new(bth(inner, seg.opcode, seg.psn));
     if seg.opcode.headers().contains(HeaderSet::AETH) {
         hdr.aeth = Some(Aeth {
@@ -592,19 +665,28 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> (bool, u32) {
     let Some(pkt) = recv::parse(&view, burst) else {
         return (false, 1);
     };
-    if !crate::admit::accept(p, view.ip, view.udp, &pkt) || !in_sequence(p, &pkt) {
+    if !crate::admit::accept(p, view.ip, view.udp, &pkt) {
+        return (false, 1);
+    }
+    admitted(p, &pkt, view.ip, burst)
+}
+
+/// Processes request `pkt` (its IP header `ip`; a loopback burst cut by `burst` if it is
+/// one) once admitted; as [`request`].
+fn admitted(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8], burst: Option<Mtu>) -> (bool, u32) {
+    if !in_sequence(p, pkt) {
         return (false, 1);
     }
     let op = pkt.opcode();
     let psn = pkt.psn();
-    let k = match check(p, &pkt, burst) {
+    let k = match check(p, pkt, burst) {
         Ok(k) => k,
         Err(e) => {
             reject(p, e, psn);
             return (false, 1);
         }
     };
-    if let Err(e) = execute(p, &pkt, view.ip, k) {
+    if let Err(e) = execute(p, pkt, ip, k) {
         reject(p, e, psn);
         return (false, 1);
     }

@@ -204,8 +204,8 @@ fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
 /// How many QPs a [`Woken`] holds; more are scheduled.
 const WOKEN_MAX: usize = 4;
 
-/// QPs that packets sent over the loopback shortcut (or ACKs left in their boxes,
-/// [`crate::ackbox`]) reached during a pass, for a doorbell's caller to run once the
+/// QPs that packets sent over the loopback shortcut (or packets left in their boxes,
+/// [`crate::direct`]) reached during a pass, for a doorbell's caller to run once the
 /// sender's lock is dropped ([`QpShared::process`]): a message between two local QPs
 /// then costs no work-item wake-up (a work item runs its own QP's pass alone, and
 /// dropping the set schedules the peers). Only a QP that is connected to the sender, as
@@ -230,8 +230,8 @@ pub(crate) struct SentBy<'a> {
 }
 
 impl SentBy<'_> {
-    /// Hands `qp`, which a packet of this sender's (or an ACK it left in `qp`'s box,
-    /// [`crate::ackbox`]) reached, to the sender's caller (once) if the two are connected
+    /// Hands `qp`, which a packet of this sender's (or a packet it left in `qp`'s box,
+    /// [`crate::direct`]) reached, to the sender's caller (once) if the two are connected
     /// to each other, two userspace RC or UC QPs of this device ([`QpShared::peer`]); else,
     /// or if the set has no room, schedules its work item.
     pub(crate) fn wake(&self, qp: Arc<QpShared>) {
@@ -242,7 +242,7 @@ impl SentBy<'_> {
         self.woken.hold(qp);
     }
 
-    /// The QP numbered `qpn` that a loopback packet of this sender's (or an ACK for its
+    /// The QP numbered `qpn` that a loopback packet of this sender's (or a packet for its
     /// box) goes to: from its caller's set ([`Woken::find`]), else from `dev`'s table.
     pub(crate) fn lookup(&self, dev: &RrxeDev, qpn: u32) -> Option<Arc<QpShared>> {
         self.woken.find(qpn).or_else(|| dev.qps().get(qpn))
@@ -618,12 +618,10 @@ impl QpShared {
             }
             for _ in 0..BUDGET {
                 let skb = qp.resp_q.pop();
-                // After the pop, before the response: an ACK its sender left before it
-                // goes first ([`crate::ackbox`], which needs the skb freed only after
-                // this pop).
-                if let Some((psn, msn)) = qp.ack_box.take() {
-                    crate::comp::on_direct_ack(&mut p, psn, msn);
-                }
+                // After the pop, before the response: those its sender left before it go
+                // first ([`crate::respbox`], which needs the skb freed only after this
+                // pop).
+                crate::comp::on_left(&mut p);
                 let Some(skb) = skb else { break };
                 crate::comp::on_response(&mut p, skb);
             }
@@ -636,7 +634,7 @@ impl QpShared {
             let more = crate::req::run(&mut p);
             p.out.again |= more;
             crate::comp::complete_sent(&mut p);
-            p.out.again |= !qp.resp_q.is_empty() || qp.ack_box.is_full();
+            p.out.again |= !qp.resp_q.is_empty() || !qp.boxes.resp.is_empty();
             p.out
         });
         drop(inner);

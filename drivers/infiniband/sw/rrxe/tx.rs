@@ -189,7 +189,7 @@ pub(crate) fn loops_back(link: &Egress<'_>, path: &Path) -> bool {
 
 impl Sender<'_> {
     /// Whether the path leads back to this device.
-    fn loops_back(&self) -> bool {
+    pub(crate) fn loops_back(&self) -> bool {
         loops_back(&self.link, self.path)
     }
 

@@ -16,8 +16,9 @@
  * WRITE, WRITE_WITH_IMM (consuming a receive), RDMA READ (into several SGEs too), a
  * pipeline of unsignaled operations, atomics (FETCH_ADD, CMP_SWAP: every returned
  * original value and the final memory against a model), and batches of WRITE, READ and
- * FETCH_ADD posted back to back (on rrxe also its counters: every acknowledge it left to
- * the completer without a packet taken in order). Then two UD QPs exchange
+ * FETCH_ADD posted back to back (on rrxe also its counters: requests left to the
+ * responder and acknowledges, read responses and atomic acknowledges left to the
+ * completer without a packet, every one taken in order). Then two UD QPs exchange
  * datagrams up to the path MTU. Every byte is compared, bytes next to the target must keep
  * their canary, and every completion's status, opcode, byte_len, imm_data, wr_id, qp_num
  * (UD: src_qp, GRH flag and the IPv4 header in the GRH area) is checked.
@@ -758,8 +759,13 @@ static int atomics(struct side *s, struct side *d, int kind, int batches)
 #define MIX_OPS 48
 #define MIX_SLOT 128
 
-/* The counters mixed_check() compares, rrxe's ack_direct first. */
-static const char *const mix_counters[] = { "ack_direct", "rcvd_bad_resp_psn", "rcvd_seq_err",
+/*
+ * The counters mixed_check() compares: MIX_DIRECT of rrxe's that must grow (ack_direct
+ * first), then those that must not.
+ */
+#define MIX_DIRECT 3
+static const char *const mix_counters[] = { "ack_direct", "resp_direct", "req_direct",
+					     "rcvd_bad_resp_psn", "rcvd_seq_err",
 					     "completer_retry_err" };
 
 /* Reads them into V (-1 each on a device without them). */
@@ -773,11 +779,12 @@ static void mixed_counters(struct side *s, long long *v)
 }
 
 /*
- * On rrxe (its counter ack_direct) between two QPs of one device, the acknowledges of a
- * mixed batch go to the completer without a packet, after the responses sent before them
- * and before those sent after: none of them may be taken for a stale response
- * (rcvd_bad_resp_psn), a sequence error or a retry. BEFORE: mixed_counters() before the
- * batches.
+ * On rrxe (its counter ack_direct) between two QPs of one device, the requests of a mixed
+ * batch go to the responder without a packet (req_direct), and the acknowledges, read
+ * responses and atomic acknowledges to the completer (ack_direct, resp_direct), each
+ * after the packets sent before it and before those sent after: none of them may be
+ * taken for a stale response (rcvd_bad_resp_psn), a sequence error or a retry. BEFORE:
+ * mixed_counters() before the batches.
  */
 static int mixed_check(struct side *s, struct side *d, const long long *before)
 {
@@ -788,10 +795,11 @@ static int mixed_check(struct side *s, struct side *d, const long long *before)
 	if (before[0] < 0 || s->dev != d->dev)
 		return 0;
 	mixed_counters(s, after);
-	if (after[0] - before[0] <= 0)
-		errs += tap_diag("mixed: no acknowledge went without a packet (ack_direct %lld)",
-				 after[0] - before[0]);
-	for (i = 1; i < ARRAY_SIZE(mix_counters); i++)
+	for (i = 0; i < MIX_DIRECT; i++)
+		if (after[i] < 0 || after[i] - before[i] <= 0)
+			errs += tap_diag("mixed: nothing went without a packet (%s %lld)",
+					 mix_counters[i], after[i] - before[i]);
+	for (i = MIX_DIRECT; i < ARRAY_SIZE(mix_counters); i++)
 		if (after[i] != before[i])
 			errs += tap_diag("mixed: %s grew by %lld (ack_direct by %lld)",
 					 mix_counters[i], after[i] - before[i],
