@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Packets between two connected QPs of this device that go without an skb. A one-packet
-//! request (at most [`MAX_BOXED`] bytes of payload) is left in its peer's request box
-//! ([`crate::reqbox`]), and a positive ACK, an atomic acknowledge or a one-packet RDMA
-//! READ response in its peer's response box ([`crate::respbox`]), where the peer's
-//! responder or completer takes it as it would take the packet; no skb is allocated,
-//! built, looped back, queued, parsed or freed for it. Each skb of a small message cost
-//! about a fifth of its engine time (the two skbs of a small RDMA READ about 40 %,
-//! 2026-11-30).
+//! Packets between two connected QPs of this device that go without an skb. A request
+//! packet of at most [`MAX_BOXED`] bytes of payload, not part of a loopback burst, is left
+//! in its peer's request box ([`crate::reqbox`]), and a positive ACK, an atomic
+//! acknowledge or a one-packet RDMA READ response in its peer's response box
+//! ([`crate::respbox`]), where the peer's responder or completer takes it as it would take
+//! the packet; no skb is allocated, built, looped back, queued, parsed or freed for it.
+//! Each skb of a small message cost about a fifth of its engine time (the two skbs of a
+//! small RDMA READ about 40 %, 2026-11-30).
 //!
 //! Who: only a userspace RC or UC QP, to the QP of the same type it is connected to, as
-//! that QP is to it ([`crate::task::SentBy::peers`]), the only QP allowed to leave anything in its boxes
-//! ([`peer`]). Admission's address checks are not made: they do not tell local senders
-//! apart (any local QP may choose its source among the device's GIDs, and any local
-//! process may send a datagram to the RoCE port), and the P_Key is the default one on
-//! both. Everything else stays a packet: several packets of a message, a longer payload,
-//! NAKs and duplicate ACKs, and whatever finds the box full (its entries, or its room for
-//! payloads, allocated without waiting with the first payload: only QPs that take small
-//! payloads this way pay for it).
+//! that QP is to it ([`crate::task::SentBy::peers`]), the only QP allowed to leave
+//! anything in its boxes ([`peer`]). Admission's address checks are not made: they do not
+//! tell local senders apart (any local QP may choose its source among the device's GIDs,
+//! and any local process may send a datagram to the RoCE port), and the P_Key is the
+//! default one on both. Everything else stays a packet: loopback bursts, longer payloads,
+//! NAKs and duplicate ACKs, and whatever finds the box full (its [`SLOTS`] packets or
+//! [`ROOM`] bytes of payload) or cannot grow its batch (allocated without waiting, as
+//! traffic needs: only QPs that take packets this way pay for it).
 //!
 //! Order: a QP takes a peer's requests, and its responses, in the order they were sent.
 //! A QP leaves something in a box only when none of its skbs is in flight, so every
@@ -112,8 +112,8 @@ pub(crate) fn delivered(s: &Sender<'_>, peer: Arc<QpShared>, c: Counter) {
 /// left, and their payloads. The QP's pass takes a box's whole batch under the box's lock
 /// by swapping it with the batch it emptied before ([`Mailbox::swap`]), then handles its
 /// packets without the lock while the peer fills the other: the two sides of a stream on
-/// two CPUs do not wait for each other (a batch handled under the lock cost 4 % of a 2 B
-/// WRITE stream's rate on two vCPUs, 2026-11-30).
+/// two CPUs do not wait for each other (handled under the lock, a batch kept the peer
+/// waiting for all of it).
 pub(crate) struct Batch<E> {
     /// Up to [`SLOTS`] slots, allocated as packets are left.
     slots: KVec<Slot<E>>,
@@ -216,6 +216,7 @@ impl<E: Copy> Batch<E> {
         self.used = end;
         Ok(true)
     }
+
     /// The last packet added, if it was not taken.
     fn last_mut(&mut self) -> Option<&mut E> {
         if self.is_empty() {
@@ -261,8 +262,8 @@ pub(crate) struct Mailbox<T> {
 }
 
 impl<T: Copy> Mailbox<T> {
-    /// An empty box, its lock `lock` (each kind of box has a lock class of its own: a
-    /// responder takes its request box's lock, then its peer's response box's).
+    /// An empty box, its lock `lock` (made by each kind of box's constructor, so that
+    /// each kind has a lock class of its own).
     pub(crate) fn new(lock: impl PinInit<SpinLock<Batch<T>>>) -> impl PinInit<Self> {
         pin_init!(Mailbox {
             queued: AtomicUsize::new(0),
