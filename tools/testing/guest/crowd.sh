@@ -6,11 +6,14 @@
 # (QpShared::ring, posters.rs; the counter doorbell_crowded). Two flows at once, each
 # client on its own CPU: verified data (rc-stream: SENDs with every byte checked, RDMA
 # READs checked) and perftest WRITE streams complete, and their doorbells ran the engine
-# in the caller. Not where a CPU is left for the work item: a polling flow beside one
-# whose client sleeps on completion events, one client alone (one QP, then 64: a rule
-# that counted any task on the CPU misfired there, on the device's own workers), and one
-# client beside a busy loop on each CPU: their doorbells are left to the work item. On the
-# debug kernel the counts of the two-flow runs are shown, not judged (below).
+# in the caller. A server that polls its receive CQ counts as such a client: one SEND
+# stream's doorbells run in the caller too. Not where a CPU is left for the work item: a
+# polling flow beside one whose client sleeps on completion events, one client alone
+# (one QP, then 64: a rule that counted any task on the CPU misfired there, on the
+# device's own workers), a SEND stream whose server sleeps on events, and one client
+# beside a busy loop on each CPU: their doorbells are left to the work item. On the
+# debug kernel the counts of the two-flow runs and of the SEND streams are shown, not
+# judged (below).
 #   vm-run --provider rrxe --smp 2 --timeout 900 tools/testing/guest/crowd.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -168,6 +171,21 @@ mark
 pt ib_write_bw -s 2 -n 5000
 pt ib_write_bw -s 2 -q 64 -n 100
 want_kicked "one flow (1 QP, then 64 QPs)" 100
+
+# A receiver that polls keeps its CPU as busy: ib_send_bw's server reaps each receive
+# and posts the next in a loop, on the other CPU, and a work item there would take that
+# CPU from it (QpShared::peer_polls). One SEND stream's doorbells run in the caller.
+# Not when the server sleeps on completion events (-e; the client does too): the CQ it
+# arms is not counted, and the doorbells are left to the work item. (On the debug kernel
+# both counts are shown only, as for two flows: its slow system calls change how often
+# the client finds its WQEs done.)
+TR_DESC="a SEND stream"
+mark
+pt ib_send_bw -s 2 -n 20000
+want_crowded "one SEND stream to a server that polls its receive CQ" 4 1000
+mark
+pt ib_send_bw -s 2 -n 5000 -e
+want_kicked "one SEND stream to a server that sleeps on events" 20 flows
 
 # Other tasks keep the CPUs busy, not clients of rrxe: the work items share their CPUs.
 hogs=()

@@ -59,8 +59,8 @@ pub(crate) enum Counter {
     /// answer with a NAK.
     RcvdReqDropped = 22,
     /// Doorbells that ran the engine in the caller: for a client that waits for each
-    /// message, on a single CPU, or where clients that post ahead keep every CPU busy
-    /// ([`crate::qp::QpShared::ring`]).
+    /// message, on a single CPU, or where clients that post ahead (or receivers that
+    /// poll) keep every CPU busy ([`crate::qp::QpShared::ring`]).
     DoorbellInline = 23,
     /// ... of which found the QP's pass running elsewhere and left it to that pass.
     DoorbellBusy = 24,
@@ -81,7 +81,8 @@ pub(crate) enum Counter {
     /// same device (a loopback burst; `sent_pkts` counts its packets).
     SentBursts = 30,
     /// Doorbells of `doorbell_inline` for a client that posts ahead, run in the caller
-    /// because clients that post ahead and poll kept every CPU busy ([`crate::posters`]).
+    /// because clients that post ahead and poll, or a receiver that polls, kept every CPU
+    /// busy ([`crate::posters`]).
     DoorbellCrowded = 31,
     /// ACKs of `sent_pkts` (and `rcvd_pkts`) that a responder left for its loopback peer's
     /// completer without a packet ([`crate::respbox`]).

@@ -89,6 +89,23 @@ struct Inner {
     mmap: Option<MmapEntry>,
     /// Armed notification: none, `SOLICITED` or `NEXT_COMP`.
     notify: CqNotifyFlags,
+    /// Completions queued, and requests for notification, since the CQ was created
+    /// (wrapping): for [`Cq::reaping`].
+    pushed: u32,
+    arms: u32,
+}
+
+/// What a look at a CQ finds of its consumer ([`Cq::reaping`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Reaping {
+    /// Completions queued since the CQ was created (wrapping).
+    pub(crate) pushed: u32,
+    /// The consumer index: where the consumer's polling has got to.
+    pub(crate) consumer: u32,
+    /// Requests for notification since the CQ was created (wrapping).
+    pub(crate) arms: u32,
+    /// Whether notification is armed (`SOLICITED` or `NEXT_COMP`).
+    pub(crate) armed: bool,
 }
 
 /// A completion queue.
@@ -125,6 +142,8 @@ impl Cq {
                     queue,
                     mmap,
                     notify: CqNotifyFlags::default(),
+                    pushed: 0,
+                    arms: 0,
                 },
                 "rrxe:cq"
             ),
@@ -210,6 +229,7 @@ impl Cq {
             };
             inner.queue.push(wc.as_bytes())?;
         }
+        inner.pushed = inner.pushed.wrapping_add(1);
         let fire = inner.notify == CqNotifyFlags::NEXT_COMP
             || (inner.notify == CqNotifyFlags::SOLICITED && solicited);
         if fire {
@@ -242,6 +262,18 @@ impl Cq {
         self.inner.lock().queue.consumer()
     }
 
+    /// How the consumer takes completions, read at once: whether it polls the CQ without
+    /// waiting for events ([`crate::qp::QpShared::ring`]).
+    pub(crate) fn reaping(&self) -> Reaping {
+        let inner = self.inner.lock();
+        Reaping {
+            pushed: inner.pushed,
+            consumer: inner.queue.consumer(),
+            arms: inner.arms,
+            armed: inner.notify != CqNotifyFlags::default(),
+        }
+    }
+
     /// How many completions are queued, up to `max`.
     pub(crate) fn peek(&self, max: usize) -> usize {
         (self.inner.lock().queue.count() as usize).min(max)
@@ -252,6 +284,7 @@ impl Cq {
     pub(crate) fn req_notify(&self, flags: CqNotifyFlags) -> Result<bool> {
         let mut inner = self.inner.lock();
         let kind = flags & CqNotifyFlags::SOLICITED_MASK;
+        inner.arms = inner.arms.wrapping_add(1);
         // A solicited-only request does not weaken an armed next-completion one.
         if inner.notify != CqNotifyFlags::NEXT_COMP {
             inner.notify = kind;

@@ -46,11 +46,13 @@ static POSTERS: [Slot; SLOTS] = [const {
 
 /// Notes that the calling task rings a stream's doorbell on its CPU, and returns whether
 /// each other of the `online` CPUs ([`cpu::num_online`]) has another task that polls and
-/// rang one within [`RECENT_US`]: every CPU runs a client that posts ahead and polls,
-/// so a QP's work item would take the CPU from one of them. A task that moved to another
-/// CPU within that time may count twice meanwhile (which matters from three
-/// CPUs up). Process context (a doorbell's system call).
-pub(crate) fn crowded(online: u32) -> bool {
+/// rang one within [`RECENT_US`], or is one of `others` CPUs known to be kept busy
+/// otherwise (by a receiver that polls, `QpShared::peer_polls`): every CPU runs a client
+/// that polls, so a QP's work item would take the CPU from one of them. A task that moved
+/// to another CPU within that time may count twice meanwhile, and so may a receiver that
+/// also rings doorbells (which matters from three CPUs up). Process context (a
+/// doorbell's system call).
+pub(crate) fn crowded(online: u32, others: usize) -> bool {
     let online = online as usize;
     let ids = (cpu::nr_ids() as usize).min(SLOTS);
     let me = cpu::current_hint() as usize;
@@ -92,5 +94,5 @@ pub(crate) fn crowded(online: u32) -> bool {
                 && slot.sleeps.load(Ordering::Relaxed) & 1 == 1
         })
         .count();
-    busy + 1 >= online
+    busy + others + 1 >= online
 }

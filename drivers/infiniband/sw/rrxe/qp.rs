@@ -146,6 +146,9 @@ pub(crate) struct QpShared {
     /// QP whose pass's caller may run this QP's pass ([`crate::task::SentBy::wake`]), and
     /// that may leave packets in its boxes ([`crate::direct`]).
     pub(crate) peer: AtomicU64,
+    /// The number of that QP, set with [`Self::peer`] (0 with [`NO_PEER`]): where a
+    /// doorbell looks for it ([`QpShared::ring`]).
+    pub(crate) peer_qpn: AtomicU32,
     pub(crate) send_cq: CqRef<RrxeDev>,
     pub(crate) recv_cq: CqRef<RrxeDev>,
     pub(crate) srq: Option<Arc<SrqShared>>,
@@ -430,6 +433,7 @@ impl Qp {
                 kernel: !udata.is_user(),
                 serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
                 peer: AtomicU64::new(NO_PEER),
+                peer_qpn: AtomicU32::new(0),
                 send_cq,
                 recv_cq,
                 srq,
@@ -545,6 +549,8 @@ impl Qp {
                     .filter(|peer| peer.qp_type == qp.qp_type);
             }
             let serial = peer.as_ref().map_or(NO_PEER, |peer| peer.serial);
+            let peer_qpn = peer.as_ref().map_or(0, |peer| peer.qpn);
+            qp.peer_qpn.store(peer_qpn, Ordering::Relaxed);
             if qp.peer.swap(serial, Ordering::Relaxed) != serial {
                 // Nothing the former peer left is taken ([`crate::direct::still`]).
                 inner.clear_boxes(qp);
@@ -655,8 +661,8 @@ impl Qp {
 
     /// The doorbell: userspace posted send WQEs (a POST_SEND with no work requests). The
     /// caller's thread runs the engine at once if the client waits for this message, only
-    /// one CPU is online or clients that post ahead keep every CPU busy, else the work
-    /// item runs it beside the client ([`QpShared::ring`]).
+    /// one CPU is online or clients that post ahead (or receivers that poll) keep every
+    /// CPU busy, else the work item runs it beside the client ([`QpShared::ring`]).
     pub(crate) fn doorbell(&self) -> Result {
         self.check_can_post_send()?;
         self.shared.clone().ring();

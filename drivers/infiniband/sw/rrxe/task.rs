@@ -16,16 +16,16 @@ use crate::{
         delay::msleep,
         net::{device::NetDevice, route::RouteMemo, skb::SkBuff, xmit::TxDone},
         sync::SpinLockBh,
-        timer::{ArcTimer, TimerCallback},
+        timer::{self, ArcTimer, TimerCallback},
     },
     pass::Pass,
     posters,
-    qp::{Inner, QpShared, BUDGET},
+    qp::{Inner, QpShared, BUDGET, NO_PEER},
     tx::Egress,
 };
 use core::{
     cell::Cell,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
 };
 use kernel::{prelude::*, sync::Arc, workqueue::WorkItem};
 
@@ -183,6 +183,14 @@ pub(crate) struct Seen {
     /// each message, a single CPU, or CPUs that clients keep busy): the work item then
     /// runs the loopback peers' passes too.
     inline: AtomicBool,
+    /// The jiffy of the last look at the loopback peer's receive CQ, and what it saw: the
+    /// CQ's completions queued (the high half) and consumer index (the low half), and its
+    /// requests for notification; 0 before the first.
+    peer_look: AtomicU32,
+    peer_seen: AtomicU64,
+    peer_arms: AtomicU32,
+    /// What that look found: a task polls the peer's receive CQ ([`QpShared::peer_polls`]).
+    peer_polls: AtomicBool,
 }
 
 impl Seen {
@@ -192,6 +200,10 @@ impl Seen {
             sq_prod: AtomicU32::new(0),
             cq_cons: [AtomicU32::new(u32::MAX), AtomicU32::new(u32::MAX)],
             inline: AtomicBool::new(false),
+            peer_look: AtomicU32::new(0),
+            peer_seen: AtomicU64::new(0),
+            peer_arms: AtomicU32::new(0),
+            peer_polls: AtomicBool::new(false),
         }
     }
 }
@@ -200,6 +212,15 @@ impl Seen {
 fn cq_consumer(cq: &CqRef<RrxeDev>) -> u32 {
     cq.with(|cq| cq.consumer()).unwrap_or(0)
 }
+
+/// The completions a second that a loopback peer's receiver must take, polling, to count
+/// as keeping its CPU busy ([`QpShared::peer_polls`]). Two vCPUs under TCG (2026-11-30,
+/// one boot each): a SEND stream's engine in the client's thread took 64 KiB SENDs
+/// (26,000 completions a second) from 978-1,164 to 1,616-1,653 MB/s, but 1 MiB ones (1,400
+/// a second) from 1,380-1,475 to 1,283-1,318 MB/s: the work item beside did the copying
+/// while the server, with little to reap, only polled. A figure of TCG: on faster CPUs
+/// more streams of large messages pass it.
+const POLLED_RATE: u32 = 8000;
 
 /// How many QPs a [`Woken`] holds; more are scheduled.
 const WOKEN_MAX: usize = 4;
@@ -486,7 +507,13 @@ impl QpShared {
     ///   polling otherwise, runs the protocol. Other busy tasks do not count: a work item
     ///   shares their CPU, whose time they need (and a stream's own work items would
     ///   count, as the device's many workers would with thousands of QPs: a rule that
-    ///   counted any task misfired).
+    ///   counted any task misfired). A receiver that polls counts as such a client: a
+    ///   task that reaps the loopback peer's receive CQ without arming it
+    ///   ([`Self::peer_polls`]), as the server of a SEND stream that posts a receive for
+    ///   each one it reaps. Its CPU is as busy; the work items took it from the server,
+    ///   which then fell behind, and the responder found its receive queue empty (2 B
+    ///   SENDs on two vCPUs, 2026-11-30, medians of 3: 61,200 messages a second with RNR
+    ///   NAKs, 117,500 and none or one a run in the caller).
     ///
     /// Neither test alone tells the two apart: a pass run in the doorbell completes its
     /// WQE before the call returns (the answer of a local peer comes back in the same
@@ -505,7 +532,7 @@ impl QpShared {
         let waits = self.waits();
         let online = cpu::num_online();
         let single = !waits && online == 1;
-        let crowded = !waits && !single && posters::crowded(online);
+        let crowded = !waits && !single && posters::crowded(online, self.peer_polls().into());
         let inline = waits || single || crowded;
         self.seen.inline.store(inline, Ordering::Relaxed);
         if inline {
@@ -518,6 +545,68 @@ impl QpShared {
             self.dev.data().count(Counter::DoorbellKick);
             self.kick();
         }
+    }
+
+    /// Whether a task polls the receive CQ of this QP's loopback peer without waiting for
+    /// events, and takes many completions: since the last look, a jiffy or more before,
+    /// the consumer took some, at least [`POLLED_RATE`] a second were queued, and the CQ
+    /// was neither armed nor asked to be (a receiver that sleeps on events arms it each
+    /// time). Such a receiver (a server that reaps its receives and posts new ones in a
+    /// loop) keeps a CPU busy, as a client that posts ahead and polls does
+    /// ([`Self::ring`]). Not if that CQ is one of this QP's own: the poller may be this
+    /// caller. Where the receiver polls is not known: one that shares the caller's CPU
+    /// counts too, though a work item would find the other CPU idle. One look a jiffy;
+    /// the doorbells in between take its answer. No peer, or one that changed or went:
+    /// no.
+    ///
+    /// The consumer index is memory the receiver writes: a receiver that moves it without
+    /// polling makes the sender's stream run in the sender's thread, which costs the
+    /// sender CPU time the work item would have taken, and nothing else.
+    fn peer_polls(&self) -> bool {
+        let now = timer::now() as u32;
+        let seen = &self.seen;
+        let last = seen.peer_look.load(Ordering::Relaxed);
+        if last == now {
+            return seen.peer_polls.load(Ordering::Relaxed);
+        }
+        seen.peer_look.store(now, Ordering::Relaxed);
+        let qpn = self.peer_qpn.load(Ordering::Relaxed);
+        let w = if self.peer.load(Ordering::Relaxed) == NO_PEER {
+            None
+        } else {
+            self.dev
+                .data()
+                .qps()
+                .get(qpn)
+                .filter(|peer| {
+                    peer.peer.load(Ordering::Relaxed) == self.serial
+                        && self.peer.load(Ordering::Relaxed) == peer.serial
+                        && !peer.recv_cq.same(&self.send_cq)
+                        && !peer.recv_cq.same(&self.recv_cq)
+                })
+                .and_then(|peer| peer.recv_cq.with(|cq| cq.reaping()))
+        };
+        let Some(w) = w else {
+            // The next look compares with nothing: its answer is no, too.
+            seen.peer_seen.store(0, Ordering::Relaxed);
+            seen.peer_polls.store(false, Ordering::Relaxed);
+            return false;
+        };
+        let before = seen.peer_seen.load(Ordering::Relaxed);
+        let (pushed, consumer) = ((before >> 32) as u32, before as u32);
+        let arms = seen.peer_arms.load(Ordering::Relaxed);
+        // At least POLLED_RATE / HZ a jiffy (HZ: the jiffies of a second).
+        let (hz, jiffies) = (timer::usecs_to_jiffies(1_000_000), now.wrapping_sub(last));
+        let many = u64::from(w.pushed.wrapping_sub(pushed)) * hz as u64
+            >= u64::from(POLLED_RATE) * u64::from(jiffies);
+        let polls = before != 0 && many && w.consumer != consumer && w.arms == arms && !w.armed;
+        seen.peer_seen.store(
+            (u64::from(w.pushed) << 32) | u64::from(w.consumer),
+            Ordering::Relaxed,
+        );
+        seen.peer_arms.store(w.arms, Ordering::Relaxed);
+        seen.peer_polls.store(polls, Ordering::Relaxed);
+        polls
     }
 
     /// Whether the client waits for the WQEs this doorbell is for (see [`Self::ring`]).
