@@ -191,11 +191,6 @@ void rrxe_helper_skb_queue_head_init(struct sk_buff_head *list)
 	skb_queue_head_init(list);
 }
 
-u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list)
-{
-	return skb_queue_len_lockless(list);
-}
-
 /* Takes the queue's lock (IRQs off) and returns its head skb, or NULL. */
 struct sk_buff *rrxe_helper_skb_queue_lock_peek(struct sk_buff_head *list,
 						unsigned long *flags)

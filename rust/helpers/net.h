@@ -53,7 +53,6 @@ void rrxe_helper_skb_loop_in(struct sk_buff *skb, unsigned int ip_len, struct ne
 void rrxe_helper_skb_free_put_dev(struct sk_buff *skb, bool consumed);
 void rrxe_helper_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
 void rrxe_helper_skb_queue_head_init(struct sk_buff_head *list);
-u32 rrxe_helper_skb_queue_len_lockless(const struct sk_buff_head *list);
 struct sk_buff *rrxe_helper_skb_queue_lock_peek(struct sk_buff_head *list,
 						unsigned long *flags);
 void rrxe_helper_skb_queue_unlink_unlock(struct sk_buff_head *list, struct sk_buff *skb,

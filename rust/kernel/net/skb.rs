@@ -485,8 +485,10 @@ impl SkbQueue {
     /// The number of queued skbs (a snapshot, read without the lock).
     #[inline]
     pub fn len(&self) -> usize {
-        // SAFETY: The queue is initialised; the length is read with `READ_ONCE`.
-        unsafe { bindings::skb_queue_len_lockless(self.head.get()) as usize }
+        // SAFETY: The queue is initialised and lives as long as `self`, so its `qlen` is
+        // valid for reads. The volatile read is `skb_queue_len_lockless`'s `READ_ONCE`: it
+        // races only with writers under the queue's lock, which use `WRITE_ONCE`.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.head.get()).qlen)) as usize }
     }
 
     /// Whether the queue is empty (a snapshot, read without the lock).
