@@ -235,6 +235,18 @@ impl<E: Copy> Batch<E> {
         Some((&s.e, self.room.get(at..at + len).unwrap_or(&[])))
     }
 
+    /// Takes what `full` holds into this batch, whose packets were all taken, and leaves
+    /// this batch's allocations to `full`, empty. Field by field: `core::mem::swap` of
+    /// the whole batch compiled to a loop of word swaps in the completer.
+    fn take_from(&mut self, full: &mut Self) {
+        core::mem::swap(&mut self.slots, &mut full.slots);
+        core::mem::swap(&mut self.room, &mut full.room);
+        self.count = full.count;
+        self.next = full.next;
+        self.used = full.used;
+        full.clear();
+    }
+
     /// Takes the next packet; empties the batch after its last.
     pub(crate) fn advance(&mut self) {
         self.next += 1;
@@ -282,9 +294,8 @@ impl<T: Copy> Mailbox<T> {
         if self.is_empty() || !hand.is_empty() {
             return;
         }
-        hand.clear();
         let mut b = self.batch.lock();
-        core::mem::swap(&mut *b, hand);
+        hand.take_from(&mut b);
         self.queued.store(0, Ordering::Relaxed);
     }
 

@@ -117,6 +117,14 @@ fn ask_read(p: &Pass<'_>, t: &Track, hole: Hole) {
     }
 }
 
+/// Whether the requester has work: a retry to carry out, a WQE being sent, or one posted
+/// and not started ([`run`] does nothing otherwise). The producer index is the client's
+/// word: a wrong one only makes this pass run the requester or not.
+pub(crate) fn pending(p: &Pass<'_>) -> bool {
+    let eng = &p.inner.eng;
+    !eng.retry_plan.is_empty() || eng.cur.is_some() || eng.req_index != p.inner.sq.producer()
+}
+
 /// Sends what the send queue holds, up to the budget. Returns true if there is more.
 pub(crate) fn run(p: &mut Pass<'_>) -> bool {
     carry_out_retry(p);

@@ -44,6 +44,17 @@ use crate::{
     wqe::read_recv,
 };
 
+/// Whether the responder has work: a read reply in progress, an ACK owed, or requests in
+/// hand, in its box or queued ([`run`] does nothing otherwise).
+pub(crate) fn pending(p: &Pass<'_>) -> bool {
+    let resp = &p.inner.eng.resp;
+    resp.reading.is_some()
+        || resp.owed_ack.is_some()
+        || !p.qp.boxes.req.is_empty()
+        || p.inner.requests_in_hand()
+        || !p.qp.req_q.is_empty()
+}
+
 /// Sends read responses and processes requests, up to the budget, then the ACK they owe.
 /// Returns true if there is more to do.
 pub(crate) fn run(p: &mut Pass<'_>) -> bool {

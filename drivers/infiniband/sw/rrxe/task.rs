@@ -423,6 +423,11 @@ impl QpShared {
         let _ = wq.enqueue(self);
     }
 
+    /// Whether responses wait for the completer: queued, or left in the QP's box.
+    fn responses_waiting(&self) -> bool {
+        !self.resp_q.is_empty() || !self.boxes.resp.is_empty()
+    }
+
     /// Handles what the engine asked for once the lock is dropped.
     pub(crate) fn finish(self: &Arc<Self>, out: Outbox) {
         if out.send_cq {
@@ -705,25 +710,34 @@ impl QpShared {
             if p.in_error() {
                 p.inner.flush_all(qp, &mut p.out);
             }
-            for _ in 0..BUDGET {
-                let skb = qp.resp_q.pop();
-                // After the pop, before the response: those its sender left before it go
-                // first ([`crate::respbox`], which needs the skb freed only after this
-                // pop).
-                crate::comp::on_left(&mut p);
-                let Some(skb) = skb else { break };
-                crate::comp::on_response(&mut p, skb);
+            // A stage with nothing to do is not entered: a small RDMA READ's round trip
+            // runs three passes, each with two idle stages, whose checks took 2 % of its
+            // instructions (2026-12-01).
+            if qp.responses_waiting() {
+                for _ in 0..BUDGET {
+                    let skb = qp.resp_q.pop();
+                    // After the pop, before the response: those its sender left before it
+                    // go first ([`crate::respbox`], which needs the skb freed only after
+                    // this pop).
+                    crate::comp::on_left(&mut p);
+                    let Some(skb) = skb else { break };
+                    crate::comp::on_response(&mut p, skb);
+                }
             }
             // Pending again: a pass that ended after the expiry restarted the timer.
             if core::mem::take(&mut p.inner.eng.timed_out) && !self.timer_pending::<0>() {
                 crate::comp::on_timeout(&mut p);
             }
-            let more = crate::resp::run(&mut p);
-            p.out.again |= more;
-            let more = crate::req::run(&mut p);
-            p.out.again |= more;
+            if crate::resp::pending(&p) {
+                let more = crate::resp::run(&mut p);
+                p.out.again |= more;
+            }
+            if crate::req::pending(&p) {
+                let more = crate::req::run(&mut p);
+                p.out.again |= more;
+            }
             crate::comp::complete_sent(&mut p);
-            p.out.again |= !qp.resp_q.is_empty() || !qp.boxes.resp.is_empty();
+            p.out.again |= qp.responses_waiting();
             p.out
         });
         drop(inner);

@@ -480,6 +480,11 @@ pub struct RetryPlan {
 }
 
 impl RetryPlan {
+    /// Whether nothing is planned.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// Asks for `ask` of the RDMA READ starting at `first_psn`, keeping what was asked for
     /// the same READ; what was asked for an earlier WQE is forgotten.
     pub fn ask_read(&mut self, first_psn: Psn, ask: ReadAsk) {
