@@ -84,14 +84,20 @@ impl Drop for Qp {
         self.table.remove(self.shared.qpn);
         // No more work: packets still queued are dropped, a running work item finds the
         // QP dead, and the timers can no longer fire.
-        let tx = {
+        let (tx, peer) = {
             let mut inner = self.shared.inner.lock();
             inner.dead = true;
             let cons = inner.sq.consumer();
             // Drops the references to memory the engine held (their release may sleep).
             inner.eng.clear(cons);
-            inner.tx.take()
+            (inner.tx.take(), inner.peer_qp.take())
         };
+        // It names no peer any more, and its peer keeps no reference to it.
+        drop(peer);
+        if self.shared.peer.swap(NO_PEER, Ordering::Relaxed) != NO_PEER {
+            self.shared
+                .forget_peer(self.shared.peer_qpn.swap(0, Ordering::Relaxed));
+        }
         *self.wake.qp.lock() = None;
         self.shared.shutdown_timer_sync::<0>();
         self.shared.shutdown_timer_sync::<1>();
@@ -142,9 +148,10 @@ pub(crate) struct QpShared {
     pub(crate) serial: u64,
     /// The serial of the QP this one is connected to, if this is a userspace RC or UC QP
     /// whose path leads back to this device and that QP, of the same type, existed when
-    /// this one was last modified ([`NO_PEER`] otherwise), set by [`Qp::modify`]: the one
-    /// QP whose pass's caller may run this QP's pass ([`crate::task::SentBy::wake`]), and
-    /// that may leave packets in its boxes ([`crate::direct`]).
+    /// this one was last modified ([`NO_PEER`] otherwise), set by [`Qp::modify`] (and to
+    /// [`NO_PEER`] by the QP's destroy): the one QP whose pass's caller may run this QP's
+    /// pass ([`crate::task::SentBy::wake`]), and that may leave packets in its boxes
+    /// ([`crate::direct`]).
     pub(crate) peer: AtomicU64,
     /// The number of that QP, set with [`Self::peer`] (0 with [`NO_PEER`]): where a
     /// doorbell looks for it ([`QpShared::ring`]).
@@ -226,6 +233,16 @@ pub(crate) struct Inner {
     /// What the QP took from its boxes and has not handled yet ([`crate::direct`]);
     /// taken out while a pass handles it.
     pub(crate) hands: Option<KBox<Hands>>,
+    /// The loopback peer, once a pass found it connected to this QP as this QP is to it
+    /// ([`crate::task::SentBy::lookup`]): where later passes find it without a lookup in
+    /// the device's table; taken out while a pass runs. Kept only while the two name each
+    /// other: a modify that changes [`QpShared::peer`] drops it, and a QP that stops naming
+    /// its peer (a modify, or its destroy) takes the peer's reference to it
+    /// ([`QpShared::forget_peer`]). So two connected QPs do not keep each other, and none
+    /// keeps a QP past that QP's destroy, unless it is being destroyed itself: its own
+    /// destroy then drops it. Dropped with no lock held (the last reference to a QP frees
+    /// its queues, which may sleep).
+    pub(crate) peer_qp: Option<Arc<QpShared>>,
 }
 
 /// A QP's boxes, where its loopback peer leaves packets for it ([`crate::direct`]).
@@ -255,6 +272,29 @@ impl QpShared {
             pd: self.pd,
             qpn: self.qpn,
         }
+    }
+
+    /// Takes from the QP numbered `qpn`, the peer this QP named until [`Self::peer`]
+    /// changed, its reference to this QP ([`Inner::peer_qp`]). A pass of that QP stores
+    /// one only while this QP names it, which it checks under its lock: one that checked
+    /// before the change stored it before this takes it. Process context, no lock held.
+    fn forget_peer(&self, qpn: u32) {
+        let Some(peer) = self.dev.data().qps().get(qpn) else {
+            return;
+        };
+        let stale = {
+            let mut inner = peer.inner.lock();
+            let to_this = inner
+                .peer_qp
+                .as_ref()
+                .is_some_and(|qp| core::ptr::eq(&**qp, self));
+            if to_this {
+                inner.peer_qp.take()
+            } else {
+                None
+            }
+        };
+        drop(stale);
     }
 }
 
@@ -461,6 +501,7 @@ impl Qp {
                         params: Params::initial(),
                         dead: false,
                         hands: Some(hands),
+                        peer_qp: None,
                     },
                     "rrxe:qp"
                 ),
@@ -513,8 +554,11 @@ impl Qp {
         let user_connected = !qp.kernel && matches!(qp.qp_type, QpType::Rc | QpType::Uc);
         // Whether the path leads back to this device, for `peer`.
         let ndev = user_connected.then(|| qp.dev.netdev()).flatten();
-        // Dropped after the lock.
+        // Dropped after the lock, as the reference to the peer it replaces.
         let mut peer = None;
+        let mut old_peer = None;
+        // The peer named until this modify, if it changed.
+        let mut forget = None;
         let mut out = Outbox::default();
         {
             let mut inner = qp.inner.lock();
@@ -550,10 +594,13 @@ impl Qp {
             }
             let serial = peer.as_ref().map_or(NO_PEER, |peer| peer.serial);
             let peer_qpn = peer.as_ref().map_or(0, |peer| peer.qpn);
-            qp.peer_qpn.store(peer_qpn, Ordering::Relaxed);
-            if qp.peer.swap(serial, Ordering::Relaxed) != serial {
+            let old_qpn = qp.peer_qpn.swap(peer_qpn, Ordering::Relaxed);
+            let old_serial = qp.peer.swap(serial, Ordering::Relaxed);
+            if old_serial != serial {
                 // Nothing the former peer left is taken ([`crate::direct::still`]).
                 inner.clear_boxes(qp);
+                old_peer = inner.peer_qp.take();
+                forget = (old_serial != NO_PEER).then_some(old_qpn);
             }
             if let Some(res) = res {
                 inner.eng.resp.res = res;
@@ -590,6 +637,10 @@ impl Qp {
                 _ => inner.state = next,
             }
             qp.state.store(inner.state.raw(), Ordering::Release);
+        }
+        drop(old_peer);
+        if let Some(qpn) = forget {
+            qp.forget_peer(qpn);
         }
         qp.finish(out);
         // Work posted before the QP could send.
