@@ -9,6 +9,7 @@ use crate::{
     cq::Cqe,
     eng::Track,
     ext::net::skb::SkBuff,
+    keys::Keys,
     mem::Bytes,
     pass::Pass,
     proto::{
@@ -275,13 +276,20 @@ fn take_kept(p: &mut Pass<'_>, t: &Track) -> bool {
 /// or if the WQE read again was rewritten since its first send.
 fn store(p: &mut Pass<'_>, index: u32, t: &Track, off: u64, data: Bytes<'_>) -> bool {
     if let Some(sge) = t.shape.sge() {
-        return sgl::write(p.dev.data(), p.qp.owner(), &[sge], off, data).is_ok();
+        return sgl::write(
+            Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+            &[sge],
+            off,
+            data,
+        )
+        .is_ok();
     }
     let inner = &mut *p.inner;
+    let keys = Keys::new(p.dev.data(), p.qp.owner(), &inner.mrs);
     let w = &mut inner.eng.reread;
     wqe::read_send(&inner.sq, index, p.qp.kernel, w).is_ok()
         && wqe::Shape::of(w) == t.shape
-        && sgl::write(p.dev.data(), p.qp.owner(), w.sges.sges(), off, data).is_ok()
+        && sgl::write(keys, w.sges.sges(), off, data).is_ok()
 }
 
 /// The original value an atomic acknowledge returns.

@@ -11,6 +11,7 @@
 
 use crate::{
     device::RrxeDev,
+    keys::Keys,
     mr::{self, Mapping, MrMem, MrShared, Span, Window},
     mw::{self, Via},
     proto::verbs::Access,
@@ -36,21 +37,21 @@ pub(crate) struct MemRef {
 }
 
 /// Finds the memory the rkey `key` names (an MR or a bound memory window) for an access of
-/// `len` bytes at `iova` with rights `access` by `who`. The range is checked last:
+/// `len` bytes at `iova` with rights `access` by `keys`' QP. The range is checked last:
 /// [`MemError::Range`] means that every other check passed.
 pub(crate) fn resolve(
-    dev: &RrxeDev,
+    keys: Keys<'_>,
     key: u32,
-    who: Owner,
     iova: u64,
     len: u64,
     access: Access,
 ) -> Result<MemRef, MemError> {
     let (mr, via, win, map) = if mw::is_index(key >> 8) {
-        let (mr, via, win, map) = mw::grant(dev, key, who.pd, who.qpn, access.0)?;
+        let who = keys.who;
+        let (mr, via, win, map) = mw::grant(keys.dev, key, who.pd, who.qpn, access.0)?;
         (mr, Some(via), win, map)
     } else {
-        let (mr, win, map) = mr::grant(dev, key, who.pd, access.0)?;
+        let (mr, win, map) = mr::grant(keys, key, access.0)?;
         (mr, None, win, map)
     };
     let this = MemRef { mr, via, win, map };
@@ -59,27 +60,24 @@ pub(crate) fn resolve(
 }
 
 /// Runs `f` once on the memory the rkey `key` names for an access of `len` bytes at
-/// `iova` with rights `access` by `who`: checked as [`resolve`] checks it (the range last,
+/// `iova` with rights `access` by `keys`' QP: checked as [`resolve`] checks it (the range last,
 /// [`MemError::Range`]), then accessed as through the [`MemRef`] it returns, within the
 /// range checked. A one-shot access (a one-packet RDMA WRITE, an atomic): for an MR the
 /// checks and the access run under one hold of its lock ([`mr::with_key`]).
 pub(crate) fn remote_once<R>(
-    dev: &RrxeDev,
+    keys: Keys<'_>,
     key: u32,
-    who: Owner,
     iova: u64,
     len: u64,
     access: Access,
     f: impl FnOnce(&RemoteSpan<'_>) -> Result<R, MemError>,
 ) -> Result<R, MemError> {
     if mw::is_index(key >> 8) {
-        let mem = resolve(dev, key, who, iova, len, access)?;
+        let mem = resolve(keys, key, iova, len, access)?;
         let at = mem.locate(iova, len)?;
         return mem.checked(|m| f(&RemoteSpan(Span::new(m, at, len))));
     }
-    mr::with_key(dev, key, who.pd, access.0, iova, len, |span| {
-        f(&RemoteSpan(*span))
-    })
+    mr::with_key(keys, key, access.0, iova, len, |span| f(&RemoteSpan(*span)))
 }
 
 /// A one-shot access to memory a remote key names ([`remote_once`]): writes and atomics
@@ -100,14 +98,13 @@ impl RemoteSpan<'_> {
 }
 
 /// Runs `f` on the `len` bytes at `iova` of the memory the lkey `key` names, for an access
-/// with rights `access` (none to read locally) by `who`: an MR (a window's key is no lkey),
+/// with rights `access` (none to read locally) by `keys`' QP: an MR (a window's key is no lkey),
 /// checked as [`mr::grant`] checks it and the range last ([`MemError::Range`]), the access
 /// made within the range under the same hold of the MR's lock as the checks
 /// ([`mr::with_key`]).
 pub(crate) fn local<R>(
-    dev: &RrxeDev,
+    keys: Keys<'_>,
     key: u32,
-    who: Owner,
     iova: u64,
     len: u64,
     access: Access,
@@ -117,7 +114,7 @@ pub(crate) fn local<R>(
     if mw::is_index(key >> 8) {
         return Err(MemError::Key);
     }
-    mr::with_key(dev, key, who.pd, access.0, iova, len, f)
+    mr::with_key(keys, key, access.0, iova, len, f)
 }
 
 /// Invalidates the MR or memory window `key` names (LOCAL_INV, SEND with invalidate) for

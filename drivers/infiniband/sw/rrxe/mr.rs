@@ -15,13 +15,14 @@
 //! the MR's lock. Everything the data path calls works in process context and softirq: no
 //! sleeping, no allocation.
 //!
-//! Lifetime: a reference to memory holds a reference on the MR's [`MrShared`], so the
-//! memory stays pinned while the data path uses it, even across `dereg_mr`.
-//! Deregistration (refused while windows are bound, IBA 10.6.7.2.6) removes the MR from
-//! the table (no new lookups) and marks it invalid; if it then holds the last reference it
-//! unpins synchronously, otherwise the last user's drop queues the unpinning on the
-//! device's workqueue (see [`UserPages`]), since that drop may happen in softirq or under
-//! a spinlock.
+//! Lifetime: a reference to memory, and a QP's cache of the MRs it used last
+//! ([`crate::keys::MrCache`]), hold a reference on the MR's [`MrShared`], which keeps the
+//! MR's state allocated, not its memory. The memory is in the state, under the MR's lock,
+//! which every access holds. Deregistration (refused while windows are bound, IBA
+//! 10.6.7.2.6) removes the MR from the table (no new lookups), marks it invalid and takes
+//! the memory out under the lock (no access is in progress then, and every later one
+//! fails), then unpins it, in its process context: whoever still holds the MR, the pages
+//! are unpinned when `dereg_mr` returns.
 //!
 //! Re-validation: a reference lives for a whole message (an RDMA WRITE or READ reply of
 //! many packets), but the MR may be invalidated, deregistered, remapped or re-registered
@@ -48,6 +49,7 @@ use crate::{
         sync::SpinLockBh,
         xarray::IdTable,
     },
+    keys::Keys,
     new_spinlock_bh,
     params::{MAX_FAST_REG_PAGES, MAX_MR_INDEX, MIN_MR_INDEX},
 };
@@ -130,6 +132,9 @@ enum State {
 
 /// The memory behind an MR.
 enum Memory {
+    /// Deregistered: the memory taken away, user memory unpinned (at `dereg_mr`, see
+    /// [`Mr`]'s drop).
+    Released,
     /// Pinned user memory; offsets from the MR's iova.
     User(UserPages),
     /// The DMA MR: all kernel memory, by kernel virtual address (iova = address).
@@ -142,8 +147,10 @@ enum Memory {
     },
 }
 
-/// What may change in an MR.
+/// What may change in an MR, and its memory: reached only under the MR's lock, so that
+/// deregistration can take the memory away once no access is in progress.
 struct MrState {
+    mem: Memory,
     /// The key (lkey = rkey).
     key: u32,
     state: State,
@@ -184,6 +191,42 @@ impl MrState {
         Ok(())
     }
 
+    /// As [`Self::check`], then whether the `len` bytes at `iova` are in the MR (the
+    /// whole MR, as a reference's window locates them, `mem::MemRef`): the MR as it is
+    /// now, for [`Self::run`].
+    fn check_range(
+        &self,
+        key: u32,
+        pd: PdId,
+        access: u32,
+        iova: u64,
+        len: u64,
+    ) -> Result<Mapping, MemError> {
+        self.check(key, pd, access)?;
+        let off = iova.checked_sub(self.iova).ok_or(MemError::Range)?;
+        let end = off.checked_add(len).ok_or(MemError::Range)?;
+        if end > self.length {
+            return Err(MemError::Range);
+        }
+        Ok(self.mapping())
+    }
+
+    /// Runs `f` on the `len` bytes at `iova`, which [`Self::check_range`] checked and
+    /// mapped as `map`, under the same hold of the lock.
+    fn run<R>(
+        &self,
+        map: &Mapping,
+        iova: u64,
+        len: u64,
+        f: impl FnOnce(&Span<'_>) -> Result<R, MemError>,
+    ) -> Result<R, MemError> {
+        let mem = MrMem {
+            mem: &self.mem,
+            map,
+        };
+        f(&Span::new(&mem, iova, len))
+    }
+
     /// Ends the accesses begun so far.
     fn bump(&mut self) {
         self.gen = self.gen.wrapping_add(1);
@@ -203,7 +246,6 @@ impl MrState {
 /// What the data path finds by key.
 #[pin_data]
 pub(crate) struct MrShared {
-    mem: Memory,
     #[pin]
     st: SpinLockBh<MrState>,
 }
@@ -231,57 +273,60 @@ pub(crate) struct Mapping {
 }
 
 /// The MR `key` names (an lkey, or an rkey of an MR), checked for a use with rights
-/// `access` (`IB_ACCESS_*`; 0 to read locally) by a QP of PD `pd`: the MR, the part of it
-/// the key grants, and the MR as it was when checked. The rights are checked and the MR
+/// `access` (`IB_ACCESS_*`; 0 to read locally) by `keys`' QP: the MR, the part of it the
+/// key grants, and the MR as it was when checked. The rights are checked and the MR
 /// recorded under one hold of its lock: a rereg or a new registration in between would
-/// otherwise let an access checked against the old rights through to the new one.
+/// otherwise let an access checked against the old rights through to the new one. The MR
+/// is looked for in the QP's cache first ([`crate::keys::MrCache`]).
 pub(crate) fn grant(
-    dev: &RrxeDev,
+    keys: Keys<'_>,
     key: u32,
-    pd: PdId,
     access: u32,
 ) -> Result<(Arc<MrShared>, Window, Mapping), MemError> {
-    let mr = lookup(dev, key)?;
-    let (win, map) = {
-        let st = mr.st.lock();
-        st.check(key, pd, access)?;
-        let win = Window {
-            lo: st.iova,
-            len: st.length,
-            delta: 0,
-        };
-        (win, st.mapping())
-    };
+    let pd = keys.who.pd;
+    if let Some(mr) = keys.mrs.take(key) {
+        // A stale entry is dropped here.
+        if let Ok((win, map)) = mr.granted(key, pd, access) {
+            keys.mrs.keep(key, mr.clone());
+            return Ok((mr, win, map));
+        }
+    }
+    let mr = lookup(keys.dev, key)?;
+    let (win, map) = mr.granted(key, pd, access)?;
+    keys.mrs.keep(key, mr.clone());
     Ok((mr, win, map))
 }
 
 /// Runs `f` on the `len` bytes at `iova` of the MR that `key` names (an lkey, or an rkey of
-/// an MR), checked as [`grant`] checks it for a use with rights `access` by a QP of PD
-/// `pd`, and the range last ([`MemError::Range`]). The checks and the access run under one
-/// hold of the MR's lock: nothing comes between them (a one-shot access, where [`grant`]
-/// records the MR for accesses to come).
+/// an MR), checked as [`grant`] checks it for a use with rights `access` by `keys`' QP,
+/// and the range last ([`MemError::Range`]). The checks and the access run under one hold
+/// of the MR's lock: nothing comes between them (a one-shot access, where [`grant`]
+/// records the MR for accesses to come). The MR is looked for in the QP's cache first.
 pub(crate) fn with_key<R>(
-    dev: &RrxeDev,
+    keys: Keys<'_>,
     key: u32,
-    pd: PdId,
     access: u32,
     iova: u64,
     len: u64,
     f: impl FnOnce(&Span<'_>) -> Result<R, MemError>,
 ) -> Result<R, MemError> {
-    let mr = lookup(dev, key)?;
-    let st = mr.st.lock();
-    st.check(key, pd, access)?;
-    // As a reference's window locates it (`mem::MemRef`), the MR's whole range.
-    let off = iova.checked_sub(st.iova).ok_or(MemError::Range)?;
-    let end = off.checked_add(len).ok_or(MemError::Range)?;
-    if end > st.length {
-        return Err(MemError::Range);
+    let pd = keys.who.pd;
+    if let Some(mr) = keys.mrs.take(key) {
+        let st = mr.st.lock();
+        if let Ok(map) = st.check_range(key, pd, access, iova, len) {
+            let r = st.run(&map, iova, len, f);
+            drop(st);
+            keys.mrs.keep(key, mr);
+            return r;
+        }
+        // Stale: dropped.
     }
-    let map = st.mapping();
-    let mem = MrMem { mr: &mr, map: &map };
-    let r = f(&Span::new(&mem, iova, len));
+    let mr = lookup(keys.dev, key)?;
+    let st = mr.st.lock();
+    let map = st.check_range(key, pd, access, iova, len)?;
+    let r = st.run(&map, iova, len, f);
     drop(st);
+    keys.mrs.keep(key, mr);
     r
 }
 
@@ -355,6 +400,19 @@ impl MrShared {
 }
 
 impl MrShared {
+    /// What [`grant`] returns for the MR, if `key` may use it with rights `access` for a
+    /// QP of PD `pd`: the part the key grants and the MR as it is now.
+    fn granted(&self, key: u32, pd: PdId, access: u32) -> Result<(Window, Mapping), MemError> {
+        let st = self.st.lock();
+        st.check(key, pd, access)?;
+        let win = Window {
+            lo: st.iova,
+            len: st.length,
+            delta: 0,
+        };
+        Ok((win, st.mapping()))
+    }
+
     /// The MR as it is now, for accesses through a window bound to it that must fail once it
     /// changes; fails if it is not valid. Checks no rights: the window's grant calls it
     /// under the window's lock, having checked the binding's (see [`crate::mw::grant`]).
@@ -377,7 +435,7 @@ impl MrShared {
         if st.gen != map.gen || st.state != State::Valid {
             return Err(MemError::State);
         }
-        let r = f(&MrMem { mr: self, map });
+        let r = f(&MrMem { mem: &st.mem, map });
         drop(st);
         r
     }
@@ -386,7 +444,7 @@ impl MrShared {
 /// Access to an MR's memory, by MR iova, given only by [`MrShared::with_mem`] and
 /// [`with_key`] (under the MR's lock, while it is as recorded).
 pub(crate) struct MrMem<'a> {
-    mr: &'a MrShared,
+    mem: &'a Memory,
     map: &'a Mapping,
 }
 
@@ -434,24 +492,26 @@ impl MrMem<'_> {
 
     /// Copies from MR iova `at` into `dst`.
     pub(crate) fn read(&self, at: u64, dst: &mut [u8]) -> Result<(), MemError> {
-        match &self.mr.mem {
+        match self.mem {
             Memory::User(u) => u.read_at(self.user_offset(at)?, dst)?,
             Memory::Dma(m) => m.read_at(at, dst)?,
             Memory::Fast { mem, pages } => self.fast_walk(pages, at, dst.len(), |addr, r| {
                 mem.read_at(addr, dst.get_mut(r).ok_or(AccessError::Range)?)
             })?,
+            Memory::Released => return Err(MemError::State),
         }
         Ok(())
     }
 
     /// Copies `src` to MR iova `at`.
     pub(crate) fn write(&self, at: u64, src: Bytes<'_>) -> Result<(), MemError> {
-        match &self.mr.mem {
+        match self.mem {
             Memory::User(u) => u.write_at(self.user_offset(at)?, src)?,
             Memory::Dma(m) => m.write_at(at, src)?,
             Memory::Fast { mem, pages } => self.fast_walk(pages, at, src.len(), |addr, r| {
                 mem.write_at(addr, src.get(r).ok_or(AccessError::Range)?)
             })?,
+            Memory::Released => return Err(MemError::State),
         }
         Ok(())
     }
@@ -465,15 +525,16 @@ impl MrMem<'_> {
         len: usize,
         take: impl FnMut(PagePiece) -> bool,
     ) -> Result<bool, MemError> {
-        match &self.mr.mem {
+        match self.mem {
             Memory::User(u) => Ok(u.pieces_at(self.user_offset(at)?, len, take)?),
             Memory::Dma(_) | Memory::Fast { .. } => Ok(false),
+            Memory::Released => Err(MemError::State),
         }
     }
 
     /// Performs `op` on the 8 bytes at MR iova `at`; returns the value found.
     fn atomic(&self, at: u64, op: AtomicOp) -> Result<u64, MemError> {
-        let orig = match &self.mr.mem {
+        let orig = match self.mem {
             Memory::User(u) => u.atomic_at(self.user_offset(at)?, op)?,
             Memory::Dma(m) => m.atomic_at(at, op)?,
             Memory::Fast { mem, pages } => {
@@ -487,6 +548,7 @@ impl MrMem<'_> {
                 })?;
                 orig
             }
+            Memory::Released => return Err(MemError::State),
         };
         Ok(orig)
     }
@@ -496,10 +558,10 @@ impl MrMem<'_> {
 /// a QP of PD `pd`: it becomes free.
 pub(crate) fn invalidate(dev: &RrxeDev, key: u32, pd: PdId) -> Result<(), MemError> {
     let mr = lookup(dev, key)?;
-    if !matches!(mr.mem, Memory::Fast { .. }) {
+    let mut st = mr.st.lock();
+    if !matches!(st.mem, Memory::Fast { .. }) {
         return Err(MemError::State);
     }
-    let mut st = mr.st.lock();
     if st.key != key {
         return Err(MemError::Key);
     }
@@ -531,13 +593,13 @@ pub(crate) fn fast_reg(
         return Err(MemError::Key);
     }
     let mr = lookup(dev, mr_lkey)?;
-    if !matches!(mr.mem, Memory::Fast { .. }) {
+    let mut st = mr.st.lock();
+    if !matches!(st.mem, Memory::Fast { .. }) {
         return Err(MemError::State);
     }
     if access & !SUPPORTED_MR != 0 {
         return Err(MemError::Access);
     }
-    let mut st = mr.st.lock();
     if st.state != State::Free {
         return Err(MemError::State);
     }
@@ -576,18 +638,21 @@ impl Drop for Mr {
         let Some(shared) = self.shared.take() else {
             return;
         };
-        {
+        // Taken under the lock, which every access holds: none is in progress, and every
+        // later one finds the MR invalid.
+        let mem = {
             let mut st = shared.st.lock();
             st.state = State::Invalid;
             st.bump();
+            core::mem::replace(&mut st.mem, Memory::Released)
+        };
+        // Process context (dereg_mr): user memory is unpinned now, whoever still holds a
+        // reference to the MR (a QP's cache, a message in progress).
+        if let Memory::User(u) = &mem {
+            u.release_in_place();
         }
-        // Process context (dereg_mr): unpin here if nobody else uses the memory any more.
-        if let Some(last) = Arc::into_unique_or_drop(shared) {
-            if let Memory::User(u) = &last.mem {
-                u.release_in_place();
-            }
-            drop(last);
-        }
+        drop(mem);
+        drop(shared);
     }
 }
 
@@ -623,9 +688,9 @@ impl Mr {
         let key = index << 8 | u32::from(dev.data().keys().next());
         let shared = Arc::pin_init(
             pin_init!(MrShared {
-                mem,
                 st <- new_spinlock_bh!(
                     MrState {
+                        mem,
                         key,
                         state,
                         access,
@@ -731,15 +796,12 @@ impl Mr {
     /// becomes free until the next REG_MR. Refused with `EBUSY` while windows are bound.
     pub(crate) fn map_sg(&self, map: SgMap<'_>) -> Result<i32> {
         let shared = self.shared()?;
-        if !matches!(shared.mem, Memory::Fast { .. }) {
-            return Err(EINVAL);
-        }
         let size = map.page_size();
-        if !size.is_power_of_two() {
-            return Err(EINVAL);
-        }
         {
             let mut st = shared.st.lock();
+            if !matches!(st.mem, Memory::Fast { .. }) || !size.is_power_of_two() {
+                return Err(EINVAL);
+            }
             if st.mws != 0 {
                 return Err(EBUSY);
             }
@@ -766,10 +828,11 @@ impl Mr {
     /// Records the next page of a mapping (its kernel virtual address).
     pub(crate) fn set_page(&self, addr: u64) -> Result {
         let shared = self.shared()?;
-        let Memory::Fast { pages, .. } = &shared.mem else {
+        let mut guard = shared.st.lock();
+        let st = &mut *guard;
+        let Memory::Fast { pages, .. } = &st.mem else {
             return Err(EINVAL);
         };
-        let mut st = shared.st.lock();
         pages
             .get(st.npages)
             .ok_or(ENOMEM)?
@@ -790,7 +853,8 @@ impl Mr {
             return Err(eopnotsupp());
         }
         let shared = self.shared()?;
-        let Memory::User(pages) = &shared.mem else {
+        let mut st = shared.st.lock();
+        let Memory::User(pages) = &st.mem else {
             return Err(EINVAL);
         };
         pages.umem().ok_or(EINVAL)?.check_rereg(flags, access)?;
@@ -802,7 +866,6 @@ impl Mr {
         } else {
             None
         };
-        let mut st = shared.st.lock();
         if st.mws != 0 {
             return Err(EBUSY);
         }

@@ -32,6 +32,7 @@ use crate::{
         workqueue::flush_work,
         xarray::IdTable,
     },
+    keys::MrCache,
     mem::Owner,
     new_spinlock_bh, new_spinlock_irq, params,
     proto::{bth::QPN_MASK, completer::RetryCounter, packet::Headers, psn::Psn, verbs::QpType},
@@ -84,16 +85,22 @@ impl Drop for Qp {
         self.table.remove(self.shared.qpn);
         // No more work: packets still queued are dropped, a running work item finds the
         // QP dead, and the timers can no longer fire.
-        let (tx, peer) = {
+        let (tx, peer, mrs) = {
             let mut inner = self.shared.inner.lock();
             inner.dead = true;
             let cons = inner.sq.consumer();
-            // Drops the references to memory the engine held (their release may sleep).
+            // Drops the references to MRs the engine held (never their memory: see
+            // `crate::mr`).
             inner.eng.clear(cons);
-            (inner.tx.take(), inner.peer_qp.take())
+            (
+                inner.tx.take(),
+                inner.peer_qp.take(),
+                core::mem::take(&mut inner.mrs),
+            )
         };
         // It names no peer any more, and its peer keeps no reference to it.
         drop(peer);
+        drop(mrs);
         if self.shared.peer.swap(NO_PEER, Ordering::Relaxed) != NO_PEER {
             self.shared
                 .forget_peer(self.shared.peer_qpn.swap(0, Ordering::Relaxed));
@@ -243,6 +250,8 @@ pub(crate) struct Inner {
     /// destroy then drops it. Dropped with no lock held (the last reference to a QP frees
     /// its queues, which may sleep).
     pub(crate) peer_qp: Option<Arc<QpShared>>,
+    /// The MRs the QP found by key last ([`crate::keys`]).
+    pub(crate) mrs: MrCache,
 }
 
 /// A QP's boxes, where its loopback peer leaves packets for it ([`crate::direct`]).
@@ -502,6 +511,7 @@ impl Qp {
                         dead: false,
                         hands: Some(hands),
                         peer_qp: None,
+                        mrs: MrCache::default(),
                     },
                     "rrxe:qp"
                 ),

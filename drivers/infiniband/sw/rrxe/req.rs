@@ -9,7 +9,8 @@ use crate::{
     device::RrxeDev,
     eng::{Cur, Track},
     ext::{param, rdma::device::Device},
-    mem::{self, MemError, Owner, PagePiece},
+    keys::Keys,
+    mem::{self, MemError, PagePiece},
     mr, mw,
     pass::Pass,
     proto::{
@@ -514,8 +515,7 @@ fn may_burst(p: &Pass<'_>) -> bool {
 
 /// The payload of one packet of a send WQE: its inline data or the memory its SGEs name.
 struct SqPayload<'a> {
-    dev: &'a RrxeDev,
-    owner: Owner,
+    keys: Keys<'a>,
     /// Whether the payload may go by reference: only for a userspace client's RC QP. A
     /// kernel consumer's memory is kernel memory; a UD or UC send completes once its
     /// packets are handed to the network stack, and the client may then write the buffer
@@ -543,7 +543,7 @@ impl tx::Payload for SqPayload<'_> {
                 .map_err(|_| MemError::Range)
         } else {
             let sges = self.wqe.sges.sges();
-            sgl::read(self.dev, self.owner, sges, u64::from(self.offset), buf)
+            sgl::read(self.keys, sges, u64::from(self.offset), buf)
         }
     }
 
@@ -552,14 +552,7 @@ impl tx::Payload for SqPayload<'_> {
             return Ok(false);
         }
         let sges = self.wqe.sges.sges();
-        sgl::pieces(
-            self.dev,
-            self.owner,
-            sges,
-            u64::from(self.offset),
-            self.len,
-            take,
-        )
+        sgl::pieces(self.keys, sges, u64::from(self.offset), self.len, take)
     }
 }
 
@@ -630,8 +623,7 @@ fn send_segment(p: &mut Pass<'_>, b: &Burst) -> Result<bool, WcStatus> {
         });
     }
     let payload = SqPayload {
-        dev: dev.data(),
-        owner: qp.owner(),
+        keys: Keys::new(dev.data(), qp.owner(), &inner.mrs),
         by_ref: !qp.kernel && qp.qp_type == QpType::Rc,
         sq: &inner.sq,
         index: cur.index,

@@ -14,6 +14,7 @@ use crate::{
         param,
         rdma::types::{NetworkType, WcFlags},
     },
+    keys::Keys,
     mem::{self, AtomicOp, Bytes, MemError, MemRef, RemoteSpan},
     pass::Pass,
     proto::{
@@ -533,7 +534,14 @@ fn remote_mem(
     if len == 0 {
         return Ok(None);
     }
-    mem::resolve(p.dev.data(), rkey, p.qp.owner(), va, u64::from(len), access).map(Some)
+    mem::resolve(
+        Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+        rkey,
+        va,
+        u64::from(len),
+        access,
+    )
+    .map(Some)
 }
 
 /// Handles a duplicate RC request.
@@ -742,7 +750,7 @@ fn execute(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8], k: u32) -> Result<()
 /// datagram).
 fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), RespError> {
     let qp = p.qp;
-    let d = p.dev.data();
+    let keys = Keys::new(p.dev.data(), qp.owner(), &p.inner.mrs);
     let mut wc = Cqe {
         opcode: recv_wc_opcode(pkt.opcode()) as u32,
         ..Cqe::of(qp)
@@ -756,8 +764,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
         // The network header goes first.
         let grh = UdGrh::new(ip).ok_or(RespError::Length)?;
         // It fits: `check_length` saw the payload and the header fit the buffer.
-        sgl::write(d, qp.owner(), sges, 0, Bytes::Slice(&grh.area))
-            .map_err(|_| RespError::MalformedWqe)?;
+        sgl::write(keys, sges, 0, Bytes::Slice(&grh.area)).map_err(|_| RespError::MalformedWqe)?;
         r.offset = UD_GRH_LEN;
         wc.wc_flags |= WcFlags::GRH.bits();
         wc.network_hdr_type = if grh.ipv4 {
@@ -778,7 +785,7 @@ fn execute_send(p: &mut Pass<'_>, pkt: &RxPacket<'_>, ip: &[u8]) -> Result<(), R
     if end > u64::from(crate::params::MAX_MSG_SZ) || end > resp.wqe.sges.len() {
         return Err(RespError::Length);
     }
-    sgl::write(d, qp.owner(), sges, r.offset, pkt.payload).map_err(|_| RespError::MalformedWqe)?;
+    sgl::write(keys, sges, r.offset, pkt.payload).map_err(|_| RespError::MalformedWqe)?;
     r.offset = end;
     wc.byte_len = end as u32;
     finish_message(p, pkt, wc)
@@ -832,7 +839,10 @@ fn execute_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>, k: u32) -> Result<(), Res
 /// An RDMA WRITE of one packet (not empty): as [`execute_write`] would execute it (the key,
 /// then the lengths, then the copy), its memory accessed once ([`mem::remote_once`]).
 fn execute_write_only(p: &mut Pass<'_>, pkt: &RxPacket<'_>, reth: Reth) -> Result<(), RespError> {
-    let (d, who, mtu) = (p.dev.data(), p.qp.owner(), p.inner.params.mtu);
+    let (keys, mtu) = (
+        Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+        p.inner.params.mtu,
+    );
     let len = pkt.payload.len() as u32;
     let va = reth.va;
     let access = Access::REMOTE_WRITE;
@@ -842,7 +852,7 @@ fn execute_write_only(p: &mut Pass<'_>, pkt: &RxPacket<'_>, reth: Reth) -> Resul
         }
         m.write(pkt.payload).map(Ok)
     };
-    mem::remote_once(d, reth.rkey, who, va, u64::from(reth.dma_len), access, copy)
+    mem::remote_once(keys, reth.rkey, va, u64::from(reth.dma_len), access, copy)
         .map_err(|_| RespError::RkeyViolation)??;
     let wc = Cqe {
         opcode: recv_wc_opcode(pkt.opcode()) as u32,
@@ -902,14 +912,19 @@ fn execute_atomic(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError>
     } else {
         AtomicOp::FetchAdd(a.swap_add)
     };
-    let (d, who) = (p.dev.data(), p.qp.owner());
     let access = Access::REMOTE_ATOMIC;
-    let orig = mem::remote_once(d, a.rkey, who, a.va, 8, access, |m| m.atomic(aop)).map_err(
-        |e| match e {
-            MemError::Align => RespError::MisalignedAtomic,
-            _ => RespError::RkeyViolation,
-        },
-    )?;
+    let orig = mem::remote_once(
+        Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+        a.rkey,
+        a.va,
+        8,
+        access,
+        |m| m.atomic(aop),
+    )
+    .map_err(|e| match e {
+        MemError::Align => RespError::MisalignedAtomic,
+        _ => RespError::RkeyViolation,
+    })?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Atomic { orig }, psn);
     send_atomic_ack(p, psn, orig);
@@ -924,11 +939,15 @@ fn execute_atomic_write(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), Resp
     let mut v = [0u8; 8];
     let value = pkt.payload.get(0..8).ok_or(RespError::Length)?;
     value.read(&mut v).map_err(|_| RespError::Length)?;
-    let (d, who) = (p.dev.data(), p.qp.owner());
     let op = AtomicOp::Write(u64::from_ne_bytes(v));
-    mem::remote_once(d, reth.rkey, who, reth.va, 8, Access::REMOTE_WRITE, |m| {
-        m.atomic(op)
-    })
+    mem::remote_once(
+        Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+        reth.rkey,
+        reth.va,
+        8,
+        Access::REMOTE_WRITE,
+        |m| m.atomic(op),
+    )
     .map_err(|_| RespError::RkeyViolation)?;
     let psn = pkt.psn();
     one_packet_done(p, ResKind::Ack, psn);
@@ -943,10 +962,15 @@ fn execute_flush(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> Result<(), RespError> 
     // The key is checked even for 0 bytes (C9-88 spares READ and WRITE only), the range
     // unless the FLUSH is of the whole MR (as rxe's `check_rkey`).
     let whole_mr = pkt.hdr.feth.is_some_and(|f| f.selectivity == SEL_MR);
-    let (d, who) = (p.dev.data(), p.qp.owner());
     let access = flush_access(pkt.hdr.feth);
     let len = u64::from(reth.dma_len);
-    match mem::resolve(d, reth.rkey, who, reth.va, len, access) {
+    match mem::resolve(
+        Keys::new(p.dev.data(), p.qp.owner(), &p.inner.mrs),
+        reth.rkey,
+        reth.va,
+        len,
+        access,
+    ) {
         Ok(_) => {}
         Err(MemError::Range) if whole_mr => {}
         Err(_) => return Err(RespError::RkeyViolation),

@@ -35,6 +35,7 @@ mod device;
 mod direct;
 mod eng;
 mod icrc;
+mod keys;
 mod link;
 mod mcast;
 mod mem;

@@ -4,8 +4,8 @@
 //! against its local key.
 
 use crate::{
-    device::RrxeDev,
-    mem::{local, Bytes, MemError, Owner, PagePiece},
+    keys::Keys,
+    mem::{local, Bytes, MemError, PagePiece},
     proto::verbs::Access,
     wqe::Sge,
 };
@@ -44,8 +44,7 @@ fn walk(
 
 /// Copies `dst.len()` bytes from the list, starting `offset` bytes into it.
 pub(crate) fn read(
-    dev: &RrxeDev,
-    who: Owner,
+    keys: Keys<'_>,
     sges: &[Sge],
     offset: u64,
     dst: &mut [u8],
@@ -55,7 +54,7 @@ pub(crate) fn read(
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
         let dst = dst.get_mut(range).ok_or(MemError::Range)?;
-        local(dev, sge.lkey, who, va, n, Access(0), |m| m.read(dst))
+        local(keys, sge.lkey, va, n, Access(0), |m| m.read(dst))
     })
 }
 
@@ -66,8 +65,7 @@ pub(crate) fn read(
 /// a request, which a client that deregisters its memory during the send only changes for
 /// itself, never for memory a remote key names (see rrxe.rst, Security model).
 pub(crate) fn pieces(
-    dev: &RrxeDev,
-    who: Owner,
+    keys: Keys<'_>,
     sges: &[Sge],
     offset: u64,
     len: usize,
@@ -80,7 +78,7 @@ pub(crate) fn pieces(
         }
         let n = range.len();
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
-        all = local(dev, sge.lkey, who, va, n as u64, Access(0), |m| {
+        all = local(keys, sge.lkey, va, n as u64, Access(0), |m| {
             m.pieces(&mut take)
         })?;
         Ok(())
@@ -90,8 +88,7 @@ pub(crate) fn pieces(
 
 /// Copies `src` into the list, starting `offset` bytes into it.
 pub(crate) fn write(
-    dev: &RrxeDev,
-    who: Owner,
+    keys: Keys<'_>,
     sges: &[Sge],
     offset: u64,
     src: Bytes<'_>,
@@ -100,8 +97,6 @@ pub(crate) fn write(
         let n = range.len() as u64;
         let va = sge.addr.checked_add(off).ok_or(MemError::Range)?;
         let src = src.get(range).ok_or(MemError::Range)?;
-        local(dev, sge.lkey, who, va, n, Access::LOCAL_WRITE, |m| {
-            m.write(src)
-        })
+        local(keys, sge.lkey, va, n, Access::LOCAL_WRITE, |m| m.write(src))
     })
 }

@@ -32,6 +32,23 @@
  *                   is written into the send queue by hand (struct rxe_send_wqe, the
  *                   provider's ABI), from a WRITE posted through librxe as template, and
  *                   the doorbell rung as librxe rings it
+ *   dereg_unpins    deregistering an MR unpins its memory at once, while the QPs that
+ *                   used it live on: a WRITE and a READ between two MRs (the requester's
+ *                   QP then keeps the source MR, the target's the destination MR), then
+ *                   each ibv_dereg_mr must lower the process's pinned memory (VmPin in
+ *                   /proc/self/status) by the MR's size (rrxe's QPs keep the MRs they
+ *                   used last, not their memory)
+ *   stale_rkey      a QP that wrote through an rkey: the MR is deregistered and its
+ *                   buffer registered again; a WRITE with the old rkey must fail
+ *                   (IBV_WC_REM_ACCESS_ERR) and leave the buffer alone, one with the new
+ *                   rkey (on a fresh pair) land
+ *   stale_lkey      the same for an lkey: the old one fails (IBV_WC_LOC_PROT_ERR; rxe
+ *                   completes it with IBV_WC_WR_FLUSH_ERR, accepted on an rxe device)
+ *   stale_pd        a QP that wrote through an rkey: the MR is moved to another PD
+ *                   (REREG_MR changing the PD); a WRITE with the same rkey must fail
+ *                   (IBV_WC_REM_ACCESS_ERR) and leave the buffer alone; moved back, a
+ *                   WRITE on a fresh pair lands (rrxe's QP kept the MR: each use checks
+ *                   its PD again)
  *
  *   mem-checks [-d DEV] [-t CHECK,...]
  */
@@ -655,6 +672,153 @@ static void flush_checks(int unused)
 		   FLUSH_GLOBAL, FLUSH_RANGE, 0, IBV_WC_REM_ACCESS_ERR);
 }
 
+/* The process's pinned memory in kB (VmPin), or -1. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* See dereg_unpins at the top. */
+static void dereg_unpins(int unused)
+{
+	const char *name = "dereg_unpins";
+	long before, after_s, after_d;
+	struct bufs b;
+	struct pair p;
+	int st;
+
+	if (setup(name, &b, &p))
+		return;
+	st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, BUF, b.dmr->rkey, (uintptr_t)b.dst);
+	if (st == IBV_WC_SUCCESS)
+		st = rdma(&p, IBV_WR_RDMA_READ, b.src, b.smr, BUF, b.dmr->rkey,
+			  (uintptr_t)b.dst);
+	if (st != IBV_WC_SUCCESS) {
+		tap(0, name, "the WRITE and READ completed with status %d", st);
+		teardown(NULL, &p, &b);
+		return;
+	}
+	before = vm_pin_kb();
+	ibv_dereg_mr(b.smr);
+	b.smr = NULL;
+	after_s = vm_pin_kb();
+	ibv_dereg_mr(b.dmr);
+	b.dmr = NULL;
+	after_d = vm_pin_kb();
+	tap(before >= 0 && before - after_s == BUF / 1024 && after_s - after_d == BUF / 1024,
+	    name, "VmPin %ld kB, %ld after the source MR's dereg, %ld after the target's "
+	    "(%d kB each)", before, after_s, after_d, BUF / 1024);
+	teardown(NULL, &p, &b);
+}
+
+/* See stale_rkey and stale_lkey at the top: REMOTE for the rkey. */
+static void stale_key(int remote)
+{
+	const char *name = remote ? "stale_rkey" : "stale_lkey";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	int want = remote ? IBV_WC_REM_ACCESS_ERR : IBV_WC_LOC_PROT_ERR;
+	/* rxe flushes the WQE with the bad lkey (see the top). */
+	int also = !remote && !strncmp(devname ? devname : "", "rxe", 3) ? IBV_WC_WR_FLUSH_ERR :
+									  want;
+	struct ibv_mr *old, *again, **mr;
+	struct ibv_mr stale;
+	struct bufs b;
+	struct pair p;
+	int st, st_new = -1, untouched;
+	size_t at;
+
+	if (setup(name, &b, &p))
+		return;
+	mr = remote ? &b.dmr : &b.smr;
+	st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, b.dmr->rkey, (uintptr_t)b.dst);
+	if (st != IBV_WC_SUCCESS) {
+		tap(0, name, "the first WRITE completed with status %d", st);
+		teardown(NULL, &p, &b);
+		return;
+	}
+	memset(b.dst, POISON, BUF);
+	old = *mr;
+	stale = *old;
+	again = ibv_reg_mr(pd, old->addr, BUF, acc);
+	if (!again || ibv_dereg_mr(old)) {
+		tap(0, name, "registering again: %s", strerror(errno));
+		*mr = again ? again : old;
+		teardown(NULL, &p, &b);
+		return;
+	}
+	*mr = again;
+	/* The old key, on the QPs that used it. */
+	if (remote)
+		st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, stale.rkey, (uintptr_t)b.dst);
+	else
+		st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, &stale, mtu, b.dmr->rkey,
+			  (uintptr_t)b.dst);
+	untouched = poisoned(b.dst, 0, BUF, &at);
+	pair_free(&p);
+	if (!pair_new(&p))
+		st_new = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, b.dmr->rkey,
+			      (uintptr_t)b.dst);
+	tap((st == want || st == also) && untouched && st_new == IBV_WC_SUCCESS && !memcmp(b.dst, b.src, mtu) &&
+	    poisoned(b.dst, mtu, BUF, &at),
+	    name, "old key 0x%x: status %d (want %d), target %s; new key 0x%x: status %d",
+	    remote ? stale.rkey : stale.lkey, st, want, untouched ? "untouched" : "written",
+	    remote ? again->rkey : again->lkey, st_new);
+	teardown(NULL, &p, &b);
+}
+
+/* See stale_pd at the top. */
+static void stale_pd(int unused)
+{
+	const char *name = "stale_pd";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct ibv_pd *other = ibv_alloc_pd(ctx);
+	int st, st_back = -1, err, untouched;
+	struct bufs b;
+	struct pair p;
+	size_t at;
+
+	if (!other) {
+		tap(0, name, "ibv_alloc_pd: %s", strerror(errno));
+		return;
+	}
+	if (setup(name, &b, &p)) {
+		ibv_dealloc_pd(other);
+		return;
+	}
+	st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, b.dmr->rkey, (uintptr_t)b.dst);
+	memset(b.dst, POISON, BUF);
+	err = rereg_mr_cmd(b.dmr, IBV_REREG_MR_CHANGE_PD, other, acc);
+	if (st != IBV_WC_SUCCESS || err) {
+		tap(0, name, "first WRITE status %d, REREG_MR to another PD: %s", st,
+		    err ? strerror(err) : "ok");
+		goto out;
+	}
+	st = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, b.dmr->rkey, (uintptr_t)b.dst);
+	untouched = poisoned(b.dst, 0, BUF, &at);
+	err = rereg_mr_cmd(b.dmr, IBV_REREG_MR_CHANGE_PD, pd, acc);
+	pair_free(&p);
+	if (!err && !pair_new(&p))
+		st_back = rdma(&p, IBV_WR_RDMA_WRITE, b.src, b.smr, mtu, b.dmr->rkey,
+			       (uintptr_t)b.dst);
+	tap(st == IBV_WC_REM_ACCESS_ERR && untouched && st_back == IBV_WC_SUCCESS &&
+	    !memcmp(b.dst, b.src, mtu),
+	    name, "in the other PD: status %d (want %d), target %s; back: status %d", st,
+	    IBV_WC_REM_ACCESS_ERR, untouched ? "untouched" : "written", st_back);
+out:
+	teardown(NULL, &p, &b);
+	ibv_dealloc_pd(other);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(int);
@@ -669,6 +833,10 @@ static const struct {
 	{ "mw_inv_mid", inv_mid, 0 },
 	{ "dereg_mid", inv_mid, 1 },
 	{ "flush", flush_checks, 0 },
+	{ "dereg_unpins", dereg_unpins, 0 },
+	{ "stale_rkey", stale_key, 1 },
+	{ "stale_lkey", stale_key, 0 },
+	{ "stale_pd", stale_pd, 0 },
 };
 
 int main(int argc, char **argv)
