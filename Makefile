@@ -26,6 +26,11 @@
 #                   rxe and rrxe in one boot, about 12 minutes; a flame graph (.svg) and a
 #                   report (.txt) per driver and point in out/bench/profile-<timestamp>/;
 #                   on the bench kernel too
+#   make bench-count  where every instruction goes, counted: a QEMU plugin counts each
+#                   translation block the guest runs (instruction time, one vCPU) while
+#                   perftest runs (8 B READ latency, 2 B message rate of WRITE, READ and
+#                   SEND) on rxe and rrxe; the instructions per iteration,
+#                   total and by symbol, in out/bench/count-<timestamp>/; about five minutes
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
 #   make clean
@@ -34,7 +39,7 @@ SHELL := /bin/bash
 PROVIDER ?= rrxe
 
 .PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench \
-	bench-2vm bench-profile clean
+	bench-2vm bench-profile bench-count clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -79,6 +84,9 @@ bench-2vm:
 
 bench-profile:
 	tools/bench/profile
+
+bench-count:
+	tools/bench/count
 
 clean:
 	tools/build/kbuild.sh clean

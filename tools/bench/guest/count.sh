@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make bench-count` (tools/bench/count; vm-run --provider rxe --icount
+# --plugin tbcount.so,dir=DIR --share-out DIR): for each provider and perftest point,
+# perftest in loopback (server and client on one device, as `make bench`) twice, for
+# ITERS and for ITERS/10 iterations, each run between two requests to the tbcount plugin
+# (tools/bench/tbcount.c): its counts of the instructions each translation block ran
+# during the run. The host subtracts the short run from the long one: what perftest's
+# setup and teardown cost (device open, QP creation, the TCP exchange, clock
+# calibration) is the same in both and goes, what is left is ITERS * 9/10 iterations.
+#
+# Usage: count.sh "PROVIDER..." "TEST:SIZE..." ITERS
+#   TEST one of ib_write_bw, ib_read_bw, ib_send_bw or their _lat counterparts.
+#
+# Results in $RRXE_OUT (vm-run --share-out), per provider P and run P-TEST-SIZE-N (N the
+# iterations): tbcount.P-TEST-SIZE-N (the plugin's counts), and per provider
+# kallsyms-P (/proc/kallsyms with P's module loaded) and per point P-TEST-SIZE.env
+# (key=value: the iterations of both runs, perftest's status; written last).
+# Lines starting with "count " in the kernel log are progress for humans.
+set -euo pipefail
+# shellcheck source=tools/testing/guest/lib.sh
+. "${RRXE_LIB:-/usr/share/rrxe/lib.sh}"
+
+read -r -a providers <<<"$1"
+read -r -a points <<<"$2"
+iters=$3
+out=${RRXE_OUT:?run with vm-run --share-out}
+
+say() {
+	local s=${*//:/}
+	echo "count ${s:0:900}" >/dev/kmsg
+}
+
+# request LABEL: asks the plugin for the counts since the last request, as
+# tbcount.LABEL ("reset": none), and waits up to 20 s until it took the request.
+request() {
+	local i
+	echo "$1" >"$out/tbcount.req.tmp"
+	mv "$out/tbcount.req.tmp" "$out/tbcount.req"
+	for ((i = 0; i < 1000; i++)); do
+		[ -e "$out/tbcount.req" ] || return 0
+		sleep 0.02
+	done
+	say "the plugin did not take request $1: is vm-run running it (--plugin)?"
+	return 1
+}
+
+declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
+cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-} port=18515
+# use_provider P: unload the other driver, load P, create its device (lib.sh's dev_add).
+use_provider() {
+	local p=$1
+	[ "$cur" != "$p" ] || return 0
+	cur=none
+	dev_add "$p" "${dev_of[$p]}" eth0 || return 1
+	cur=$p dev=${dev_of[$p]}
+	gid=$(gid_index "$dev")
+}
+
+# run TEST SIZE N LABEL: perftest's server and client for N iterations, between a
+# reset of the counts and the request for LABEL; fails if either side fails.
+run() {
+	local t=$1 size=$2 n=$3 spid cpid i st=0
+	port=$((port + 1))
+	request reset || return 1
+	timeout -k 5 600 "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" -n "$n" \
+		>/tmp/srv.log 2>&1 &
+	spid=$!
+	for ((i = 0; i < 300; i++)); do
+		tcp_listening "$port" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	timeout -k 5 600 "$t" -d "$dev" -x "$gid" -F -p "$port" -s "$size" -n "$n" 127.0.0.1 \
+		>/tmp/cli.log 2>&1 || st=$?
+	wait "$spid" || st=$?
+	request "$4" || st=1
+	return $st
+}
+
+echo 0 >/proc/sys/kernel/kptr_restrict
+for p in "${providers[@]}"; do
+	if ! use_provider "$p"; then
+		say "$p no device - $DEV_ERR"
+		continue
+	fi
+	cat /proc/kallsyms >"$out/kallsyms-$p"
+	for pt in "${points[@]}"; do
+		t=${pt%%:*} size=${pt#*:} name=$p-${pt%%:*}-${pt#*:}
+		env=("provider=$p" "test=$t" "size=$size" "iters_long=$iters"
+			"iters_short=$((iters / 10))" "kernel=$(uname -r)")
+		say "$name, $iters and $((iters / 10)) iterations"
+		if run "$t" "$size" "$iters" "$name-$iters" &&
+			run "$t" "$size" $((iters / 10)) "$name-$((iters / 10))"; then
+			env+=("perftest=ok")
+		else
+			env+=("perftest=fail" "error=$(tail -n 1 /tmp/cli.log) / $(tail -n 1 /tmp/srv.log)")
+			say "$name failed - $(tail -n 1 /tmp/cli.log)"
+		fi
+		printf '%s\n' "${env[@]}" >"$out/$name.env"
+	done
+done
+say "done"
