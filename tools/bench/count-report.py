@@ -135,8 +135,12 @@ def main():
         if env.get("perftest") != "ok":
             print(f"{p} {t} {s}: no figures ({env.get('error', 'perftest failed')})")
             continue
-        syms = Symbols(os.path.join(raw, f"kallsyms-{p}"))
-        per, ent, user, kernel = profile(raw, env, syms)
+        try:
+            syms = Symbols(os.path.join(raw, f"kallsyms-{p}"))
+            per, ent, user, kernel = profile(raw, env, syms)
+        except OSError as e:
+            print(f"{p} {t} {s}: no figures ({e})")
+            continue
         module = sum(v for k, v in per.items() if k.endswith(" " + MODULE[p]))
         names = demangle(per)
         rows = sorted(per, key=lambda k: -per[k])

@@ -92,7 +92,11 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &b->count, 1);
 }
 
-/* Writes the counts since the last request to DIR/tbcount.LABEL (none for "reset"). */
+/*
+ * Writes the counts since the last request to DIR/tbcount.LABEL (none for "reset").
+ * A file that cannot be written is left out (the guest waits for it in vain and fails
+ * the run), and so is a file written only in part.
+ */
 static void report(const char *label)
 {
 	char path[2200], tmp[2300];
@@ -100,13 +104,16 @@ static void report(const char *label)
 	struct block *b;
 	uint64_t now;
 	unsigned int i;
+	int bad;
 
 	if (strcmp(label, "reset")) {
 		snprintf(path, sizeof(path), "%s/tbcount.%s", dir, label);
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 		f = fopen(tmp, "w");
-		if (!f)
+		if (!f) {
 			fprintf(stderr, "tbcount: %s: cannot write\n", tmp);
+			return;
+		}
 	}
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < (1u << HASH_BITS); i++)
@@ -119,8 +126,12 @@ static void report(const char *label)
 		}
 	pthread_mutex_unlock(&lock);
 	if (f) {
-		fclose(f);
-		rename(tmp, path);
+		bad = ferror(f);
+		bad |= fclose(f);
+		if (bad || rename(tmp, path)) {
+			fprintf(stderr, "tbcount: %s: write failed\n", tmp);
+			unlink(tmp);
+		}
 	}
 }
 
