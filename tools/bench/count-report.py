@@ -26,20 +26,13 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchenv import read_env  # noqa: E402 (this directory)
+
 USER = "[user space]"
 MODULE = {"rxe": "[rdma_rxe]", "rrxe": "[rrxe]"}
 UNKNOWN = "[unknown kernel address]"
 KERNEL_START = 0xFFFF800000000000
-
-
-def read_env(path):
-    env = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            k, sep, v = line.rstrip("\n").partition("=")
-            if sep:
-                env[k] = v
-    return env
 
 
 def read_counts(path):

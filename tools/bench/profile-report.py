@@ -38,6 +38,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flamegraph  # noqa: E402 (this directory)
+from benchenv import read_env  # noqa: E402 (this directory)
 
 HOT = ("rrxe", "rdma_rxe")  # the drivers compared: red in the flame graphs
 TOP_REPORT = 25
@@ -47,16 +48,6 @@ HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+\[(?P<cpu
                     r"(?:\s+(?P<time>\d+\.\d+):)?\s*$")
 FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+) (?P<sym>.*) \((?P<dso>[^()]*)\)$")
 KERNEL_BASE = 0xffff800000000000  # x86-64: kernel addresses are at and above this
-
-
-def read_env(path):
-    env = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            k, sep, v = line.rstrip("\n").partition("=")
-            if sep:
-                env[k] = v
-    return env
 
 
 def samples(path):

@@ -60,17 +60,8 @@ request() {
 	return 1
 }
 
-declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
+# Switched by lib.sh's use_provider.
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-} port=18515
-# use_provider P: unload the other driver, load P, create its device (lib.sh's dev_add).
-use_provider() {
-	local p=$1
-	[ "$cur" != "$p" ] || return 0
-	cur=none
-	dev_add "$p" "${dev_of[$p]}" eth0 || return 1
-	cur=$p dev=${dev_of[$p]}
-	gid=$(gid_index "$dev")
-}
 
 # run TEST SIZE N LABEL: perftest's server and client for N iterations, the client
 # between a reset of the counts and the request for LABEL ("reset": counted for

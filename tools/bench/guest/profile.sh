@@ -67,17 +67,8 @@ perf_rec="perf record -e cpu-clock -c 1000000 -a -g -N -B"
 ctl=/tmp/perf.ctl ack=/tmp/perf.ack # in the chroot
 perf_run="$perf_rec -D -1 --control fifo:$ctl,$ack -o /tmp/run.data"
 
-declare -A dev_of=([rxe]=rxe0 [rrxe]=rrxe0)
+# Switched by lib.sh's use_provider.
 cur=rxe dev=rxe0 gid=${RRXE_GID_INDEX:-}
-# use_provider P: unload the other driver, load P, create its device (lib.sh's dev_add).
-use_provider() {
-	local p=$1
-	[ "$cur" != "$p" ] || return 0
-	cur=none
-	dev_add "$p" "${dev_of[$p]}" eth0 || return 1
-	cur=$p dev=${dev_of[$p]}
-	gid=$(gid_index "$dev")
-}
 
 # start_traffic TEST SIZE: perftest's server and client (one VM: both, to 127.0.0.1; two
 # VMs: the server VM's server, the client VM's client to it) on $dev for $dur s, each

@@ -137,6 +137,19 @@ dev_add() {
 	wait_gid "$dev" 10 || { DEV_ERR="no RoCE v2 IPv4-mapped GID on $dev after 10 s"; return 1; }
 }
 
+# use_provider P: for a script that switches drivers in one boot, started with rxe0
+# (vm-run --provider rxe) and cur=rxe dev=rxe0 gid=$RRXE_GID_INDEX: unless P is $cur,
+# dev_add deletes the other driver's devices, unloads it, loads P and creates its device
+# (rxe0 or rrxe0 on eth0); then cur, dev and gid (its GID index) are P's.
+use_provider() {
+	local p=$1
+	[ "$cur" != "$p" ] || return 0
+	cur=none
+	dev_add "$p" "${p}0" eth0 || return 1
+	cur=$p dev=${p}0
+	gid=$(gid_index "$dev")
+}
+
 # netns_pair NS [PROV]
 netns_pair() {
 	local p=${2:-rrxe}
