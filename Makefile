@@ -31,6 +31,9 @@
 #                   perftest runs (8 B READ latency, 2 B message rate of WRITE, READ and
 #                   SEND) on rxe and rrxe; the instructions per iteration,
 #                   total and by symbol, in out/bench/count-<timestamp>/; about five minutes
+#   make bench-count-2vm  the same between two VMs of one vCPU each, in host time: each
+#                   VM's side of 2 B and 64 KiB WRITE, READ and SEND (the wire path), in
+#                   out/bench/count-2vm-<timestamp>/vm1/ and vm2/
 #   make clippy     build through clippy (the kernel's CLIPPY=1)
 #   make fmt        rustfmt the sources; make fmtcheck checks them
 #   make clean
@@ -39,7 +42,7 @@ SHELL := /bin/bash
 PROVIDER ?= rrxe
 
 .PHONY: modules deps kernel clippy fmt fmtcheck run check check-debug conformance soak bench \
-	bench-2vm bench-profile bench-count clean
+	bench-2vm bench-profile bench-count bench-count-2vm clean
 
 modules:
 	tools/build/kbuild.sh modules
@@ -87,6 +90,9 @@ bench-profile:
 
 bench-count:
 	tools/bench/count
+
+bench-count-2vm:
+	COUNT_VMS=2 tools/bench/count
 
 clean:
 	tools/build/kbuild.sh clean

@@ -131,7 +131,7 @@ def main():
         try:
             syms = Symbols(os.path.join(raw, f"kallsyms-{p}"))
             per, ent, user, kernel = profile(raw, env, syms)
-        except OSError as e:
+        except (OSError, ValueError) as e:
             print(f"{p} {t} {s}: no figures ({e})")
             continue
         module = sum(v for k, v in per.items() if k.endswith(" " + MODULE[p]))
