@@ -10,6 +10,7 @@
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/sock.h>
+#include <net/xfrm.h>
 
 #include "crc.h"
 #include "net.h"
@@ -249,6 +250,47 @@ int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 
 	}
 	*dstp = dst;
 	return 0;
+}
+
+/*
+ * Whether an IPv4 route from rrxe_helper_route_output4() out of @dev may be kept after
+ * the RCU section of its lookup and released later, in any context, also after its
+ * network namespace is gone: a plain route out of @dev, whose operations and memory are
+ * global (ipv4_dst_ops) and which the kernel moves off its device when the device goes
+ * (dst_dev_put(), rt_flush_dev()). Not an xfrm bundle or queueing dummy (operations of
+ * the namespace), nor a route with a tunnel encapsulation (its lwtstate's last release
+ * may reach state of the namespace), nor a blackhole route (obsolete is not FORCE_CHK;
+ * it holds the namespace's loopback device), nor a route to a local, broadcast or
+ * multicast address (on the uncached list, which path MTU and redirect updates do not
+ * reach; a multicast route's local copy is decided at the lookup), nor one moved off
+ * @dev already.
+ */
+bool rrxe_helper_route_keep4(const struct dst_entry *dst, const struct net_device *dev)
+{
+	return READ_ONCE(dst->dev) == dev && dst->ops->family == AF_INET &&
+	       READ_ONCE(dst->obsolete) == DST_OBSOLETE_FORCE_CHK && xfrm_dst_path(dst) == dst &&
+	       !dst->lwtstate &&
+	       !(dst_rtable(dst)->rt_flags & (RTCF_LOCAL | RTCF_BROADCAST | RTCF_MULTICAST));
+}
+
+/* The cookie of the network namespace of @dev (never reused), for comparison only. */
+u64 rrxe_helper_dev_net_cookie(const struct net_device *dev)
+{
+	return dev_net(dev)->net_cookie;
+}
+
+/*
+ * Whether a kept IPv4 route @dst out of @dev may still be used: it still goes out of @dev
+ * (a route moved off a device that went may still pass its check: rt_flush_dev() leaves
+ * it FORCE_CHK), @dev is still in the namespace of cookie @net (the route generations
+ * that dst_check() compares start at 0 in every namespace), and dst_check() passes (no
+ * route, rule, address or device change, no path MTU or redirect exception since).
+ * Under RCU.
+ */
+bool rrxe_helper_route_valid(struct dst_entry *dst, const struct net_device *dev, u64 net)
+{
+	return READ_ONCE(dst->dev) == dev && dev_net(dev)->net_cookie == net &&
+	       dst_check(dst, 0);
 }
 
 void rrxe_helper_dst_hold(struct dst_entry *dst)

@@ -72,6 +72,9 @@ int rrxe_helper_route_output4(struct net_device *dev, __be32 saddr, __be32 daddr
 			      struct dst_entry **dstp);
 int rrxe_helper_route_output6(struct net_device *dev, const u8 *saddr, const u8 *daddr,
 			      struct dst_entry **dstp);
+bool rrxe_helper_route_keep4(const struct dst_entry *dst, const struct net_device *dev);
+u64 rrxe_helper_dev_net_cookie(const struct net_device *dev);
+bool rrxe_helper_route_valid(struct dst_entry *dst, const struct net_device *dev, u64 net);
 void rrxe_helper_dst_hold(struct dst_entry *dst);
 void rrxe_helper_rcu_read_lock(void);
 void rrxe_helper_rcu_read_unlock(void);

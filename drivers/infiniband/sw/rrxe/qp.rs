@@ -14,7 +14,7 @@ use crate::{
     ext::{
         delay::msleep,
         error::eopnotsupp,
-        net::{skb::SkbQueue, xmit::TxOwner},
+        net::{route::KeptRoute, skb::SkbQueue, xmit::TxOwner},
         rdma::{
             ah::{AhAttrs, RoceAv},
             cq::CqRef,
@@ -101,6 +101,9 @@ impl Drop for Qp {
         // It names no peer any more, and its peer keeps no reference to it.
         drop(peer);
         drop(mrs);
+        // No pass runs any more (`dead`, under the lock just dropped): none keeps a route.
+        let route = core::mem::take(&mut *self.shared.route.lock());
+        drop(route);
         if self.shared.peer.swap(NO_PEER, Ordering::Relaxed) != NO_PEER {
             self.shared
                 .forget_peer(self.shared.peer_qpn.swap(0, Ordering::Relaxed));
@@ -192,6 +195,11 @@ pub(crate) struct QpShared {
     rnr_timer: crate::ext::timer::Timer<QpShared, 1>,
     #[pin]
     pub(crate) inner: SpinLockBh<Inner>,
+    /// The route of the QP's last datagram through the net device, for its next passes
+    /// (a plain IPv4 one only: [`KeptRoute`]); under a lock of its own, which only a pass
+    /// that sends through the net device takes (a loopback pass does not).
+    #[pin]
+    pub(crate) route: SpinLockBh<KeptRoute>,
     /// Kernel consumers post under this lock (they may hold IRQ-safe locks), to the
     /// producer sides of the queues, apart from the engine's lock.
     #[pin]
@@ -515,6 +523,7 @@ impl Qp {
                     },
                     "rrxe:qp"
                 ),
+                route <- new_spinlock_bh!(KeptRoute::default(), "rrxe:qp_route"),
                 posting <- new_spinlock_irq!(posting, "rrxe:qp_post"),
             }),
             GFP_KERNEL,

@@ -718,9 +718,9 @@ impl QpShared {
         }
         // Out of the lock's data while the pass borrows it, back after.
         let peer = Cell::new(inner.peer_qp.take());
-        // The route of the pass's last packet serves its next ones; released before the
-        // lock is.
-        let out = RouteMemo::with(ndev, |memo| {
+        // The route of the pass's last packet serves its next ones, and, if it may be
+        // kept, the next passes' (checked again before each).
+        let out = RouteMemo::with(ndev, &qp.route, |memo| {
             let mut p = Pass {
                 qp,
                 dev: &qp.dev,
