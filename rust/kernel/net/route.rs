@@ -14,15 +14,42 @@ use kernel::prelude::*;
 ///
 /// # Invariants
 ///
-/// `dst` is a route (`struct dst_entry`) on which `self` owns one reference. If `net` is
-/// set, the route is a plain IPv4 one out of the memo's device
-/// (`rrxe_helper_route_keep4`), whose reference may be released in any context, also
-/// after the RCU section of its lookup and after its namespace is gone, and `net` is the
-/// cookie of the namespace the device was in when it was looked up (never reused).
+/// `dst` is a route (`struct dst_entry`) on which `self` owns one reference.
 struct HeldRoute {
     addrs: IpAddrs,
     dst: NonNull<bindings::dst_entry>,
-    net: Option<u64>,
+}
+
+/// A route that may be kept, and where it was looked up.
+///
+/// # Invariants
+///
+/// `route` is a plain IPv4 route out of the device it was looked up for
+/// (`rrxe_helper_route_keep4`), whose reference may be released in any context, also
+/// after the RCU section of its lookup and after its namespace is gone; `net` is the
+/// cookie of the namespace the device was in when it was looked up (never reused).
+struct Keepable {
+    route: HeldRoute,
+    net: u64,
+}
+
+/// The route a memo holds, by what becomes of it when the memo ends.
+enum MemoRoute {
+    /// Looked up by this memo, and may be kept: it goes into the sender's [`KeptRoute`].
+    Keep(Keepable),
+    /// The memo's own reference on the route the sender keeps, or a route that may not
+    /// be kept: released.
+    Release(HeldRoute),
+}
+
+impl MemoRoute {
+    /// The route, whichever it is.
+    fn held(&self) -> &HeldRoute {
+        match self {
+            MemoRoute::Keep(k) => &k.route,
+            MemoRoute::Release(h) => h,
+        }
+    }
 }
 
 impl Drop for HeldRoute {
@@ -69,15 +96,11 @@ impl Drop for RcuReadLock {
 /// route, rule, address, device or xfrm policy change, no path MTU or redirect exception
 /// since); else it drops it and looks the route up again. rxe keeps its QPs' routes
 /// likewise, in each QP's socket.
-///
-/// # Invariants
-///
-/// The route held, if any, has `net` set.
 #[derive(Default)]
-pub struct KeptRoute(Option<HeldRoute>);
+pub struct KeptRoute(Option<Keepable>);
 
 // SAFETY: A kept route is one that may be released in any context and on any thread
-// (type invariant; `dst_release`).
+// (`Keepable`'s type invariant; `dst_release`).
 unsafe impl Send for KeptRoute {}
 
 /// The route out of one device of the last datagram a sender sent with it, kept for its
@@ -98,9 +121,8 @@ unsafe impl Send for KeptRoute {}
 pub struct RouteMemo<'a> {
     dev: &'a NetDevice,
     kept: &'a SpinLockBh<KeptRoute>,
-    /// The route of the last datagram. It goes into `kept` at the end if it was looked up
-    /// and may be kept (`net` set); the memo's reference on the kept route has no `net`.
-    held: Cell<Option<HeldRoute>>,
+    /// The route of the last datagram; into `kept` at the end if it is to be kept.
+    held: Cell<Option<MemoRoute>>,
 }
 
 impl<'a> RouteMemo<'a> {
@@ -122,13 +144,10 @@ impl<'a> RouteMemo<'a> {
             held: Cell::new(None),
         };
         let r = f(&memo);
-        if let Some(held) = memo.held.take() {
-            if held.net.is_some() {
-                // INVARIANT: `net` is set.
-                let old = core::mem::replace(&mut *kept.lock(), KeptRoute(Some(held)));
-                // Released after the lock.
-                drop(old);
-            }
+        if let Some(MemoRoute::Keep(keep)) = memo.held.take() {
+            let old = core::mem::replace(&mut *kept.lock(), KeptRoute(Some(keep)));
+            // Released after the lock.
+            drop(old);
         }
         drop(memo);
         drop(rcu);
@@ -145,7 +164,11 @@ impl<'a> RouteMemo<'a> {
     /// a new lookup, held instead.
     pub(super) fn route(&self, addrs: &IpAddrs) -> Result<NonNull<bindings::dst_entry>> {
         let old = self.held.take();
-        if let Some(held) = old.as_ref().filter(|h| h.addrs == *addrs) {
+        if let Some(held) = old
+            .as_ref()
+            .map(MemoRoute::held)
+            .filter(|h| h.addrs == *addrs)
+        {
             let dst = held.dst;
             // SAFETY: `held` owns a reference, so the route is live; this takes one more,
             // for the caller.
@@ -155,25 +178,30 @@ impl<'a> RouteMemo<'a> {
         }
         drop(old);
         let held = match self.kept_ref(addrs) {
-            Some(held) => held,
+            Some(held) => MemoRoute::Release(held),
             None => {
-                let dst = lookup(self.dev, addrs)?;
+                // INVARIANT: the lookup's reference.
+                let route = HeldRoute {
+                    addrs: *addrs,
+                    dst: lookup(self.dev, addrs)?,
+                };
                 // SAFETY: We hold a reference on the route and the device is valid; the
                 // helper only reads them.
                 let keep = matches!(addrs, IpAddrs::V4 { .. })
-                    && unsafe { bindings::route_keep4(dst.as_ptr(), self.dev.as_raw()) };
-                // SAFETY: The device is valid.
-                let net = keep.then(|| unsafe { bindings::dev_net_cookie(self.dev.as_raw()) });
-                // INVARIANT: the lookup's reference; `net` is set only for a route that
-                // `route_keep4` says may be kept, with the cookie of its namespace.
-                HeldRoute {
-                    addrs: *addrs,
-                    dst,
-                    net,
+                    && unsafe { bindings::route_keep4(route.dst.as_ptr(), self.dev.as_raw()) };
+                if keep {
+                    // SAFETY: The device is valid.
+                    let net = unsafe { bindings::dev_net_cookie(self.dev.as_raw()) };
+                    // INVARIANT: `route_keep4` says the route may be kept; `net` is the
+                    // cookie of its device's namespace just after the lookup, in the same
+                    // RCU section (the memo's).
+                    MemoRoute::Keep(Keepable { route, net })
+                } else {
+                    MemoRoute::Release(route)
                 }
             }
         };
-        let dst = held.dst;
+        let dst = held.held().dst;
         // SAFETY: `held` owns a reference on the route; this takes one more, for the
         // caller.
         unsafe { bindings::dst_hold(dst.as_ptr()) };
@@ -181,30 +209,25 @@ impl<'a> RouteMemo<'a> {
         Ok(dst)
     }
 
-    /// A reference on the route the sender keeps, if it is for `addrs` and still valid
-    /// (without `net`: it is kept already); one that is not valid any more is released.
+    /// A reference on the route the sender keeps, if it is for `addrs` and still valid;
+    /// one that is not valid any more is released.
     fn kept_ref(&self, addrs: &IpAddrs) -> Option<HeldRoute> {
         if !matches!(addrs, IpAddrs::V4 { .. }) {
             return None;
         }
         let mut kept = self.kept.lock();
-        let held = kept.0.as_ref()?;
-        let net = held.net?;
-        if held.addrs != *addrs {
+        let Keepable { route, net } = kept.0.as_ref()?;
+        if route.addrs != *addrs {
             return None;
         }
-        // SAFETY: `held` owns a reference on the route and the device is valid; we are
+        // SAFETY: `route` owns a reference on the route and the device is valid; we are
         // in an RCU read-side section (the memo's), as the check needs.
-        if unsafe { bindings::route_valid(held.dst.as_ptr(), self.dev.as_raw(), net) } {
-            let dst = held.dst;
-            // SAFETY: `held` owns a reference, so the route is live; this takes one more.
+        if unsafe { bindings::route_valid(route.dst.as_ptr(), self.dev.as_raw(), *net) } {
+            let dst = route.dst;
+            // SAFETY: `route` owns a reference, so the route is live; this takes one more.
             unsafe { bindings::dst_hold(dst.as_ptr()) };
-            // INVARIANT: the reference just taken; no `net`.
-            return Some(HeldRoute {
-                addrs: *addrs,
-                dst,
-                net: None,
-            });
+            // INVARIANT: the reference just taken.
+            return Some(HeldRoute { addrs: *addrs, dst });
         }
         let stale = kept.0.take();
         drop(kept);
