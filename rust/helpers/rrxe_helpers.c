@@ -15,6 +15,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -145,6 +146,21 @@ void rrxe_helper_consume_skb(struct sk_buff *skb)
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);
+}
+
+/* Whether the 16 bytes at @gid are a RoCEv2 GID of @port of @dev (on any of its net
+ * devices). Any context: the GID table's lock is taken with interrupts off. */
+bool rrxe_helper_rdma_has_roce_gid(struct ib_device *dev, u32 port, const u8 *gid)
+{
+	const struct ib_gid_attr *attr;
+	union ib_gid g;
+
+	memcpy(g.raw, gid, sizeof(g.raw));
+	attr = rdma_find_gid_by_port(dev, &g, IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
 }
 
 unsigned int rrxe_helper_num_possible_cpus(void)

@@ -256,6 +256,14 @@ impl<T: DeviceOps> Device<T> {
         unsafe { NetDevice::from_raw_owned(bindings::ib_device_get_netdev(self.as_raw(), 1)) }
     }
 
+    /// Whether `gid` is one of port `port`'s RoCEv2 GIDs now (on any of its net devices).
+    /// Any context.
+    pub fn has_roce_gid(&self, port: u32, gid: &[u8; 16]) -> bool {
+        // SAFETY: The device is valid; `gid` is valid for reads of 16 bytes; the helper
+        // drops the reference to the GID entry it finds.
+        unsafe { bindings::rdma_has_roce_gid(self.as_raw(), port, gid.as_ptr()) }
+    }
+
     /// The port's Ethernet speed and width, as `(active_speed, active_width)`.
     ///
     /// Takes RTNL: must not be called with it held (e.g. from a netdev notifier).

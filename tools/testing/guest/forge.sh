@@ -6,10 +6,11 @@
 # data between them, and sends forged ACK/NAK/RNR NAK/READ response/atomic acknowledge and
 # SEND/RDMA WRITE packets at them from raw sockets: from a wrong source address, from the
 # right source with a wrong P_Key, and from the right source with PSNs outside the window;
-# and datagrams with wrong Q_Keys at a UD QP. Nothing forged may complete, fail or corrupt
-# anything, and each must be counted: the hw_counters rcvd_bad_addr, rcvd_bad_pkey,
-# rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside the window
-# duplicate_request + out_of_seq_request, grow by at least what was sent.
+# and datagrams at a UD QP with wrong Q_Keys, or with the right ones but sent to an address
+# of ns1 that is none of PROV9's GIDs (on ns1's loopback device). Nothing forged may
+# complete, fail or corrupt anything, and each must be counted: the hw_counters
+# rcvd_bad_addr, rcvd_bad_pkey, rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside
+# the window duplicate_request + out_of_seq_request, grow by at least what was sent.
 #   vm-run [--provider rxe|rrxe] --no-device tools/testing/guest/forge.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh
@@ -22,9 +23,13 @@ b=${prov}9
 [ -x "$bin" ] || die "$bin is missing from the image"
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
 netns_pair ns1 "$prov" || die "$b and $a on a veth pair into ns1"
+# An address of ns1 that is none of $b's GIDs, reached over veth0.
+other=10.9.1.2
+{ ip netns exec ns1 ip addr add $other/32 dev lo && ip route add $other/32 dev veth0; } ||
+	die "$other on ns1's lo"
 
 hw_snapshot /tmp/c.0 "$a" "$b"
-run_to 120 "$bin" -a "$a" -b "$b" -n ns1 >/tmp/forge.out
+run_to 120 "$bin" -a "$a" -b "$b" -n ns1 -o $other >/tmp/forge.out
 st=$?
 sed "s/^/# /" /tmp/forge.out
 hw_snapshot /tmp/c.1 "$a" "$b"

@@ -2,11 +2,12 @@
 
 //! Admission of a received packet to its QP, under the QP lock at the start of its
 //! processing (where the address vector and the attributes are stable): the protocol
-//! core's transport, address, P_Key and Q_Key checks (`proto::admit`), every refusal
-//! counted.
+//! core's transport, address, P_Key and Q_Key checks (`proto::admit`; the GID table says
+//! which addresses are the device's), every refusal counted.
 
 use crate::{
     counters::Counter,
+    device::PORT,
     pass::Pass,
     proto::{
         admit::{admit, QpKeys, Refusal},
@@ -23,7 +24,8 @@ pub(crate) fn accept<P>(p: &Pass<'_>, ip: &[u8], udp: &[u8], pkt: &Packet<P>) ->
         dgid: p.inner.path.av().dgid,
         qkey: p.inner.params.qkey,
     };
-    let Err(r) = admit(&keys, ip, udp, pkt) else {
+    let ours = |gid: &[u8; 16]| p.dev.has_roce_gid(PORT, gid);
+    let Err(r) = admit(&keys, ip, udp, pkt, ours) else {
         return true;
     };
     p.count(match r {

@@ -14,6 +14,8 @@ use rrxe_proto::proto::verbs::QpType;
 
 const A4: [u8; 4] = [10, 9, 0, 1];
 const B4: [u8; 4] = [10, 9, 0, 2];
+const A6: [u8; 16] = [0x20; 16];
+const B6: [u8; 16] = [0x30; 16];
 
 fn mapped(a: [u8; 4]) -> [u8; 16] {
     let mut g = [0u8; 16];
@@ -21,6 +23,16 @@ fn mapped(a: [u8; 4]) -> [u8; 16] {
     g[11] = 0xff;
     g[12..].copy_from_slice(&a);
     g
+}
+
+/// The device's GIDs in these tests: B4 and B6.
+fn ours(gid: &[u8; 16]) -> bool {
+    *gid == mapped(B4) || *gid == B6
+}
+
+/// A connected QP's destination must be its own source GID: the GID table is not asked.
+fn not_asked(_: &[u8; 16]) -> bool {
+    unreachable!("a connected QP asked the GID table")
 }
 
 fn ipv4(src: [u8; 4], dst: [u8; 4]) -> [u8; 20] {
@@ -91,31 +103,31 @@ fn connected_qp_takes_its_peer_only() {
     let k = rc_keys();
     let raw = packet(Opcode::RcAck, 0xffff, 0);
     let p = Packet::parse(&raw).unwrap();
-    assert_eq!(admit(&k, &ipv4(A4, B4), &udp(4791), &p), Ok(()));
+    assert_eq!(admit(&k, &ipv4(A4, B4), &udp(4791), &p, not_asked), Ok(()));
     // Wrong source, wrong destination, swapped, wrong port.
     let c = [10, 9, 0, 99];
     assert_eq!(
-        admit(&k, &ipv4(c, B4), &udp(4791), &p),
+        admit(&k, &ipv4(c, B4), &udp(4791), &p, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, c), &udp(4791), &p),
+        admit(&k, &ipv4(A4, c), &udp(4791), &p, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(B4, A4), &udp(4791), &p),
+        admit(&k, &ipv4(B4, A4), &udp(4791), &p, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, B4), &udp(4792), &p),
+        admit(&k, &ipv4(A4, B4), &udp(4792), &p, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, B4), &[0x12, 0xb7], &p),
+        admit(&k, &ipv4(A4, B4), &[0x12, 0xb7], &p, not_asked),
         Err(Refusal::Address)
     );
     // IPv6: the GIDs as they are; an IPv4 packet does not match IPv6 GIDs.
-    let (s6, d6) = ([0x20u8; 16], [0x30u8; 16]);
+    let (s6, d6) = (A6, B6);
     let k6 = QpKeys {
         sgid: d6,
         dgid: s6,
@@ -125,15 +137,21 @@ fn connected_qp_takes_its_peer_only() {
     h6[0] = 0x60;
     h6[8..24].copy_from_slice(&s6);
     h6[24..40].copy_from_slice(&d6);
-    assert_eq!(admit(&k6, &h6, &udp(4791), &p), Ok(()));
+    assert_eq!(admit(&k6, &h6, &udp(4791), &p, not_asked), Ok(()));
     assert_eq!(
-        admit(&k6, &ipv4(A4, B4), &udp(4791), &p),
+        admit(&k6, &ipv4(A4, B4), &udp(4791), &p, not_asked),
         Err(Refusal::Address)
     );
     h6[8] = 0x21;
-    assert_eq!(admit(&k6, &h6, &udp(4791), &p), Err(Refusal::Address));
+    assert_eq!(
+        admit(&k6, &h6, &udp(4791), &p, not_asked),
+        Err(Refusal::Address)
+    );
     // An IP header of another length (options) is refused.
-    assert_eq!(admit(&k, &[0u8; 24], &udp(4791), &p), Err(Refusal::Address));
+    assert_eq!(
+        admit(&k, &[0u8; 24], &udp(4791), &p, not_asked),
+        Err(Refusal::Address)
+    );
     // UC likewise.
     let uc = QpKeys {
         qp_type: QpType::Uc,
@@ -141,9 +159,9 @@ fn connected_qp_takes_its_peer_only() {
     };
     let raw = packet(Opcode::UcSendOnly, 0xffff, 0);
     let p = Packet::parse(&raw).unwrap();
-    assert_eq!(admit(&uc, &ipv4(A4, B4), &udp(4791), &p), Ok(()));
+    assert_eq!(admit(&uc, &ipv4(A4, B4), &udp(4791), &p, not_asked), Ok(()));
     assert_eq!(
-        admit(&uc, &ipv4(c, B4), &udp(4791), &p),
+        admit(&uc, &ipv4(c, B4), &udp(4791), &p, not_asked),
         Err(Refusal::Address)
     );
 }
@@ -155,44 +173,99 @@ fn transport_then_pkey() {
     let u = udp(4791);
     let raw = packet(Opcode::UcSendOnly, 0xffff, 0);
     assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap()),
+        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
         Err(Refusal::Transport)
     );
     for bad in [0x1234u16, 0x0000, 0x8000, 0xfffe] {
         let raw = packet(Opcode::RcSendOnly, bad, 0);
         assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap()),
+            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
             Err(Refusal::PKey),
             "{bad:#x}"
         );
     }
     let raw = packet(Opcode::RcSendOnly, 0x7fff, 0);
-    assert_eq!(admit(&k, &ip, &u, &Packet::parse(&raw).unwrap()), Ok(()));
+    assert_eq!(
+        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
+        Ok(())
+    );
 }
 
 #[test]
-fn datagram_qp_checks_qkey_not_address() {
+fn datagram_qp_checks_qkey_and_destination() {
     let k = QpKeys {
         qp_type: QpType::Ud,
         sgid: [0; 16],
         dgid: [0; 16],
         qkey: 0x1111_1111,
     };
-    let ip = ipv4([1, 2, 3, 4], [5, 6, 7, 8]);
+    let ip = ipv4([1, 2, 3, 4], B4);
     let u = udp(4791);
     let ok = packet(Opcode::UdSendOnly, 0xffff, 0x1111_1111);
-    assert_eq!(admit(&k, &ip, &u, &Packet::parse(&ok).unwrap()), Ok(()));
+    assert_eq!(
+        admit(&k, &ip, &u, &Packet::parse(&ok).unwrap(), ours),
+        Ok(())
+    );
+    // From anyone, to any UDP port, but only to the device's addresses or a group.
+    assert_eq!(
+        admit(
+            &k,
+            &ipv4(A4, B4),
+            &udp(1),
+            &Packet::parse(&ok).unwrap(),
+            ours
+        ),
+        Ok(())
+    );
+    for dst in [[5, 6, 7, 8], [255, 255, 255, 255], [10, 9, 0, 255], A4] {
+        assert_eq!(
+            admit(&k, &ipv4(A4, dst), &u, &Packet::parse(&ok).unwrap(), ours),
+            Err(Refusal::Address),
+            "{dst:?}"
+        );
+    }
+    for group in [[224, 0, 0, 1], [239, 1, 2, 3]] {
+        let never = |_: &[u8; 16]| -> bool { unreachable!("a group is asked for") };
+        assert_eq!(
+            admit(
+                &k,
+                &ipv4(A4, group),
+                &u,
+                &Packet::parse(&ok).unwrap(),
+                never
+            ),
+            Ok(())
+        );
+    }
+    let mut h6 = [0u8; 40];
+    h6[0] = 0x60;
+    h6[8..24].copy_from_slice(&A6);
+    h6[24..40].copy_from_slice(&B6);
+    assert_eq!(
+        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
+        Ok(())
+    );
+    h6[24..40].copy_from_slice(&A6);
+    assert_eq!(
+        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
+        Err(Refusal::Address)
+    );
+    h6[24] = 0xff;
+    assert_eq!(
+        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
+        Ok(())
+    );
     // The "use the QP's Q_Key" bit means nothing on receive.
     for bad in [0x1111_1112u32, 0x9111_1111, 0x8001_0000] {
         let raw = packet(Opcode::UdSendOnly, 0xffff, bad);
         assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap()),
+            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
             Err(Refusal::QKey)
         );
     }
     let raw = packet(Opcode::UdSendOnly, 0x1234, 0x1111_1111);
     assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap()),
+        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
         Err(Refusal::PKey)
     );
     let gsi = QpKeys {
@@ -201,7 +274,10 @@ fn datagram_qp_checks_qkey_not_address() {
         ..k
     };
     let raw = packet(Opcode::UdSendOnly, 0xffff, 0x8001_0000);
-    assert_eq!(admit(&gsi, &ip, &u, &Packet::parse(&raw).unwrap()), Ok(()));
+    assert_eq!(
+        admit(&gsi, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
+        Ok(())
+    );
 }
 
 #[test]

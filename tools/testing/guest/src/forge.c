@@ -2,7 +2,7 @@
 /*
  * Forged RoCEv2 packets against RC QPs with live, data-verified traffic:
  *
- *   forge -a DEV_A -b DEV_B -n NETNS_OF_B [-p PHASES]
+ *   forge -a DEV_A -b DEV_B -n NETNS_OF_B -o OTHER_ADDR_OF_B
  *
  * One process holds an RC QP on DEV_A (its netdev in this network namespace) and one on
  * DEV_B (its netdev in network namespace NETNS_OF_B, a name under /run/netns), connected
@@ -27,8 +27,10 @@
  * keep their canary. Then A reads B's memory back (RDMA READ) and checks it.
  *
  * Phase "ud": datagrams at a UD QP on DEV_B with wrong Q_Keys and a wrong P_Key must not
- * be received; one with the right keys must be (which also shows that the forged packets
- * are well-formed, ICRC included).
+ * be received, nor one with the right keys sent to OTHER_ADDR_OF_B, an IPv4 address of
+ * B's namespace that is none of DEV_B's GIDs (rxe's rxe_chk_dgid); one with the right keys
+ * to DEV_B's address must be (which also shows that the forged packets are well-formed,
+ * ICRC included).
  *
  * Phase "msn": both QPs are reset and connected again; B's acknowledge of A's first SEND
  * after that, read off the link (an AF_PACKET socket in this namespace), must carry MSN 1:
@@ -78,6 +80,8 @@ struct side {
 };
 
 static struct side A = { .psn = 0x123456 }, B = { .psn = 0xfffff0 };
+/* An address of B's namespace that is none of B's GIDs (network order). */
+static uint32_t other_b;
 /* A UD QP on B's device, its CQ and its receive buffer (in B's MR). */
 static struct ibv_qp *ud;
 static struct ibv_cq *ud_cq;
@@ -96,6 +100,7 @@ struct forged {
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t qkey;
+	uint32_t dst_ip; /* network order; 0: the side's own address */
 };
 
 /* Sends one forged packet; payloads are MSG bytes of FORGED. */
@@ -162,12 +167,12 @@ static void forge(const struct forged *f)
 	bth[11] = f->psn;
 
 	roce_udp_hdr(udp, 0xc042, len - IP4_HLEN);
-	roce_ip4_hdr(ip, len, f->src_ip, f->to->ip, ip_id);
+	sin.sin_addr.s_addr = f->dst_ip ? f->dst_ip : f->to->ip;
+	roce_ip4_hdr(ip, len, f->src_ip, sin.sin_addr.s_addr, ip_id);
 	ip_id = ip_id + 1 ? ip_id + 1 : 1;
 	/* The kernel rewrites the IP checksum, which the ICRC masks. */
 	roce_put_icrc(pkt, len);
 
-	sin.sin_addr.s_addr = f->to->ip;
 	if (sendto(f->to->raw, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin)) != (ssize_t)len)
 		die("sendto");
 }
@@ -409,8 +414,9 @@ static void forge_requests(void)
 }
 
 /* Datagrams at B's UD QP: wrong Q_Keys (also with the high bit, which means "the QP's
- * Q_Key" on the sending side only) and a wrong P_Key must not be received; then one with
- * the right keys must be, with its payload (the forger's packets are well-formed). */
+ * Q_Key" on the sending side only), a wrong P_Key and the right keys at another address of
+ * B's host must not be received; then one with the right keys must be, with its payload
+ * (the forger's packets are well-formed). */
 static void forge_datagrams(void)
 {
 	static const uint32_t bad_qkeys[] = { UD_QKEY + 1, UD_QKEY | 0x80000000u, 0x80010000u, 0 };
@@ -432,13 +438,17 @@ static void forge_datagrams(void)
 	f.pkey = 0x1234;
 	forge(&f);
 	sent_pkey[1]++;
+	f.pkey = 0xffff;
+	f.dst_ip = other_b;
+	forge(&f);
+	sent_addr[1]++;
+	f.dst_ip = 0;
 	got = 0;
 	for (int i = 0; i < 300 && !got; i++) {
 		got = ibv_poll_cq(ud_cq, 1, &wc);
 		usleep(1000);
 	}
-	ok(!got, "datagrams with a wrong Q_Key or P_Key are not received");
-	f.pkey = 0xffff;
+	ok(!got, "datagrams with a wrong Q_Key, P_Key or destination are not received");
 	forge(&f);
 	got = 0;
 	for (int i = 0; i < 5000 && !got; i++) {
@@ -530,18 +540,24 @@ int main(int argc, char **argv)
 	struct ibv_wc wc;
 	int opt, got;
 
-	while ((opt = getopt(argc, argv, "a:b:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:n:o:")) != -1) {
 		switch (opt) {
 		case 'a': A.dev = optarg; break;
 		case 'b': B.dev = optarg; break;
 		case 'n': ns = optarg; break;
+		case 'o':
+			if (inet_pton(AF_INET, optarg, &other_b) != 1)
+				other_b = 0;
+			break;
 		default:
-			fprintf(stderr, "usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B\n");
+			fprintf(stderr, "usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B "
+					"-o OTHER_ADDR_OF_B\n");
 			return 2;
 		}
 	}
-	if (!A.dev || !B.dev || !ns) {
-		fprintf(stderr, "usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B\n");
+	if (!A.dev || !B.dev || !ns || !other_b) {
+		fprintf(stderr,
+			"usage: forge -a DEV_A -b DEV_B -n NETNS_OF_B -o OTHER_ADDR_OF_B\n");
 		return 2;
 	}
 	setup(&A);

@@ -7,9 +7,12 @@
 //! A connected QP (RC, UC) takes packets only from its peer: the source IP address must be
 //! the destination GID of the QP's address vector and the destination IP address its
 //! source GID (an IPv4 address compares as its IPv4-mapped GID), and the UDP destination
-//! port must be RoCEv2's. Every QP checks the P_Key (rrxe's P_Key table holds the default
-//! P_Key only), a datagram QP the Q_Key. The QPN alone proves nothing: it is 24 bits an
-//! attacker can learn or guess.
+//! port must be RoCEv2's. A datagram QP (UD, GSI) takes packets from anyone, but only
+//! those addressed to one of the device's GIDs or to a multicast group (rxe's
+//! `rxe_chk_dgid`): not a broadcast, nor an address of another interface of the host.
+//! Every QP checks the P_Key (rrxe's P_Key table holds the default P_Key only), a datagram
+//! QP the Q_Key. The QPN alone proves nothing: it is 24 bits an attacker can learn or
+//! guess.
 //!
 //! An acknowledge, NAK, RDMA READ response or atomic acknowledge must carry a PSN from the
 //! oldest outstanding WQE's first PSN up to the last PSN sent (for an RDMA READ, the
@@ -49,7 +52,8 @@ pub struct QpKeys {
 pub enum Refusal {
     /// The opcode is not of the QP's transport (RC, UC or UD).
     Transport,
-    /// The IP addresses or the UDP port are not those of the QP's path.
+    /// The IP addresses or the UDP port are not those of the QP's path; for a datagram
+    /// QP, the destination is none of the device's GIDs and no multicast group.
     Address,
     /// The P_Key does not match.
     PKey,
@@ -96,14 +100,35 @@ pub fn from_peer(ip: &[u8], udp: &[u8], sgid: &[u8; 16], dgid: &[u8; 16]) -> boo
     port_ok && matches!(ip_gids(ip), Some((src, dst)) if src == *dgid && dst == *sgid)
 }
 
+/// Whether `gid` is a multicast address: IPv6's `ff00::/8`, or an IPv4-mapped
+/// `224.0.0.0/4` (rdma_is_multicast_addr).
+pub fn is_multicast_gid(gid: &[u8; 16]) -> bool {
+    let (prefix, v4) = gid.split_at(12);
+    gid[0] == 0xff
+        || (prefix == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
+            && matches!(v4.first(), Some(b) if b & 0xf0 == 0xe0))
+}
+
 /// Checks a packet received for a QP with `keys`, in rxe's order: transport, addresses,
-/// P_Key, Q_Key.
-pub fn admit<P>(keys: &QpKeys, ip: &[u8], udp: &[u8], pkt: &Packet<P>) -> Result<(), Refusal> {
+/// P_Key, Q_Key. `ours` tells whether a GID is one of the device's now; it is asked only
+/// for a datagram QP's packet not addressed to a multicast group (a connected QP's
+/// destination must be its own source GID).
+pub fn admit<P>(
+    keys: &QpKeys,
+    ip: &[u8],
+    udp: &[u8],
+    pkt: &Packet<P>,
+    ours: impl FnOnce(&[u8; 16]) -> bool,
+) -> Result<(), Refusal> {
     if pkt.opcode().transport() != keys.qp_type.transport() {
         return Err(Refusal::Transport);
     }
     let connected = matches!(keys.qp_type.transport(), Transport::Rc | Transport::Uc);
-    if connected && !from_peer(ip, udp, &keys.sgid, &keys.dgid) {
+    if connected {
+        if !from_peer(ip, udp, &keys.sgid, &keys.dgid) {
+            return Err(Refusal::Address);
+        }
+    } else if !matches!(ip_gids(ip), Some((_, dst)) if is_multicast_gid(&dst) || ours(&dst)) {
         return Err(Refusal::Address);
     }
     if !pkey_match(pkt.hdr.bth.pkey, DEFAULT_PKEY) {
