@@ -3,6 +3,11 @@
 //! Multicast groups: which UD QPs receive a group's datagrams, and the net device's
 //! multicast filter kept in step (the group's MAC is added with its first QP and removed
 //! with its last).
+//!
+//! Anyone may send a datagram to the multicast QPN, so its cost must not grow with what
+//! local users attached (up to 8,192 groups of 56 QPs): the groups are kept in the order
+//! of their GIDs, and the receive path finds a group's QPs among the (group, QP) pairs by
+//! binary search.
 
 use crate::{
     counters::Counter,
@@ -19,7 +24,8 @@ struct Group {
     qpns: KVec<u32>,
 }
 
-/// The groups of a device (the control path's view, under a mutex).
+/// The groups of a device (the control path's view, under a mutex), in the order of their
+/// GIDs.
 pub(crate) struct Groups(KVec<Group>);
 
 impl Groups {
@@ -28,7 +34,7 @@ impl Groups {
         Self(KVec::new())
     }
 
-    /// Every (group, QP) pair, for the receive path's copy.
+    /// Every (group, QP) pair, for the receive path's copy: in the order of the groups.
     fn members(&self) -> Result<KVec<([u8; 16], u32)>> {
         let n = self.0.iter().map(|g| g.qpns.len()).sum();
         let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
@@ -39,10 +45,34 @@ impl Groups {
         }
         Ok(v)
     }
+
+    /// The group `mgid`'s index, or where it would go.
+    fn find(&self, mgid: &[u8; 16]) -> core::result::Result<usize, usize> {
+        self.0.binary_search_by(|g| g.mgid.cmp(mgid))
+    }
+
+    /// Inserts `g` at index `at` (from [`Self::find`]).
+    fn insert(&mut self, at: usize, g: Group) -> Result {
+        self.0.push(g, GFP_KERNEL)?;
+        if let Some(tail) = self.0.get_mut(at..) {
+            tail.rotate_right(1);
+        }
+        Ok(())
+    }
+
+    /// Removes the group at index `at`, keeping the order.
+    fn remove(&mut self, at: usize) {
+        if let Some(tail) = self.0.get_mut(at..) {
+            tail.rotate_left(1);
+        }
+        if let Some(last) = self.0.len().checked_sub(1) {
+            swap_remove(&mut self.0, last);
+        }
+    }
 }
 
-/// The (group, QP) pairs the receive path looks up, replaced as a whole on each change
-/// (allocated outside the spinlock).
+/// The (group, QP) pairs the receive path looks up, in the order of the groups; replaced as
+/// a whole on each change (allocated outside the spinlock).
 pub(crate) type RxMembers = SpinLockBh<KVec<([u8; 16], u32)>>;
 
 /// Publishes the groups' current members to the receive path.
@@ -79,11 +109,15 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
     let mut n = 0;
     {
         let members = dev.mcast_rx().lock();
-        for (_, q) in members.iter().filter(|(g, _)| *g == gid) {
-            if let Some(slot) = qpns.get_mut(n) {
-                *slot = *q;
-                n += 1;
-            }
+        let first = members.partition_point(|(g, _)| *g < gid);
+        let group = members.get(first..).unwrap_or_default();
+        for ((_, q), slot) in group
+            .iter()
+            .take_while(|(g, _)| *g == gid)
+            .zip(qpns.iter_mut())
+        {
+            *slot = *q;
+            n += 1;
         }
     }
     let mut skb = Some(skb);
@@ -123,29 +157,41 @@ fn mac_of(mgid: &[u8; 16]) -> [u8; 6] {
 /// Attaches QP `qpn` to group `mgid`.
 pub(crate) fn attach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result {
     let mut groups = dev.data().mcast().lock();
-    if let Some(g) = groups.0.iter_mut().find(|g| g.mgid == *mgid) {
-        if g.qpns.contains(&qpn) {
-            return Ok(());
-        }
-        if g.qpns.len() >= MAX_MCAST_QP_ATTACH as usize {
-            return Err(ENOMEM);
-        }
-        g.qpns.push(qpn, GFP_KERNEL)?;
-        return publish(dev, &groups);
+    let at = match groups.find(mgid) {
+        Ok(i) => i,
+        Err(at) => return add_group(dev, &mut groups, at, qpn, mgid),
+    };
+    let g = groups.0.get_mut(at).ok_or(EINVAL)?;
+    if g.qpns.contains(&qpn) {
+        return Ok(());
     }
+    if g.qpns.len() >= MAX_MCAST_QP_ATTACH as usize {
+        return Err(ENOMEM);
+    }
+    g.qpns.push(qpn, GFP_KERNEL)?;
+    publish(dev, &groups)
+}
+
+/// Adds group `mgid` at index `at` of `groups`, with QP `qpn`.
+fn add_group(
+    dev: &Device<RrxeDev>,
+    groups: &mut Groups,
+    at: usize,
+    qpn: u32,
+    mgid: &[u8; 16],
+) -> Result {
     if groups.0.len() >= MAX_MCAST_GRP as usize {
         return Err(ENOMEM);
     }
     let ndev = dev.netdev().ok_or(ENODEV)?;
     let mut qpns = KVec::new();
     qpns.push(qpn, GFP_KERNEL)?;
-    groups.0.push(Group { mgid: *mgid, qpns }, GFP_KERNEL)?;
+    groups.insert(at, Group { mgid: *mgid, qpns })?;
     if let Err(e) = ndev
         .mc_add(&mac_of(mgid))
-        .and_then(|()| publish(dev, &groups))
+        .and_then(|()| publish(dev, groups))
     {
-        let last = groups.0.len() - 1;
-        swap_remove(&mut groups.0, last);
+        groups.remove(at);
         let _ = ndev.mc_del(&mac_of(mgid));
         return Err(e);
     }
@@ -155,16 +201,12 @@ pub(crate) fn attach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
 /// Detaches QP `qpn` from group `mgid`; `EINVAL` if it is not attached.
 pub(crate) fn detach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result {
     let mut groups = dev.data().mcast().lock();
-    let gi = groups
-        .0
-        .iter()
-        .position(|g| g.mgid == *mgid)
-        .ok_or(EINVAL)?;
+    let gi = groups.find(mgid).map_err(|_| EINVAL)?;
     let g = groups.0.get_mut(gi).ok_or(EINVAL)?;
     let qi = g.qpns.iter().position(|q| *q == qpn).ok_or(EINVAL)?;
     swap_remove(&mut g.qpns, qi);
     if g.qpns.is_empty() {
-        swap_remove(&mut groups.0, gi);
+        groups.remove(gi);
         if let Some(ndev) = dev.netdev() {
             // The filter entry may be gone with the device already.
             let _ = ndev.mc_del(&mac_of(mgid));

@@ -15,7 +15,7 @@
  *   rc6  the same over the IPv6 GIDs;
  *   uc   UC: SEND (3 packets), RDMA WRITE with immediate (2);
  *   ud   UD: SEND of 512 bytes; its responder QP is also attached to the multicast
- *        groups 239.1.1.1 and ff0e::1:1.
+ *        groups 239.1.1.1 and ff0e::1:1 (and to 64 groups nobody sends to, around them).
  * A message is checked against the pattern it was sent with; UC and UD messages carry
  * their sequence number and a CRC, and a completion whose content is not the message sent
  * counts as "foreign" (a forged packet's data, which UC and UD cannot tell from the
@@ -442,11 +442,33 @@ static void post_recv(struct end *e, int slot)
 		die("post_recv");
 }
 
-/* Attaches P's responder to the groups 239.1.1.1 and ff0e::1:1. */
+/* Attaches P's responder to the groups 239.1.1.1 and ff0e::1:1, among DECOYS groups
+ * nobody sends to on each side of each in GID order (the device finds a group's QPs by
+ * binary search). */
+#define DECOYS 16
 static void attach_groups(struct pair *p)
 {
 	union ibv_gid g = { 0 };
+	char a[64];
 
+	/* 239.1.0.i and 239.1.9.i; ff0d::1:i and ff0e::9:i. */
+	for (int k = 0; k < 4; k++) {
+		for (int i = 1; i <= DECOYS; i++) {
+			memset(&g, 0, sizeof(g));
+			if (k < 2) {
+				snprintf(a, sizeof(a), "239.1.%d.%d", k ? 9 : 0, i);
+				g.raw[10] = g.raw[11] = 0xff;
+				inet_pton(AF_INET, a, g.raw + 12);
+			} else {
+				snprintf(a, sizeof(a), "ff0%c::%d:%d", k == 2 ? 'd' : 'e',
+					 k == 2 ? 1 : 9, i);
+				inet_pton(AF_INET6, a, g.raw);
+			}
+			if (ibv_attach_mcast(p->r.qp, &g, 0))
+				die("attach_mcast (a decoy)");
+		}
+	}
+	memset(&g, 0, sizeof(g));
 	g.raw[10] = g.raw[11] = 0xff;
 	inet_pton(AF_INET, "239.1.1.1", g.raw + 12);
 	if (ibv_attach_mcast(p->r.qp, &g, 0))
