@@ -148,15 +148,17 @@ bool rrxe_helper_ib_device_try_get(struct ib_device *dev)
 	return ib_device_try_get(dev);
 }
 
-/* Whether the 16 bytes at @gid are a RoCEv2 GID of @port of @dev (on any of its net
- * devices). Any context: the GID table's lock is taken with interrupts off. */
-bool rrxe_helper_rdma_has_roce_gid(struct ib_device *dev, u32 port, const u8 *gid)
+/* Whether the 16 bytes at @gid are a RoCEv2 GID of @port of @dev: of @ndev, or of any of
+ * the port's net devices if @ndev is NULL. Any context: the GID table's lock is taken with
+ * interrupts off. */
+bool rrxe_helper_rdma_has_roce_gid(struct ib_device *dev, u32 port, const u8 *gid,
+				    struct net_device *ndev)
 {
 	const struct ib_gid_attr *attr;
 	union ib_gid g;
 
 	memcpy(g.raw, gid, sizeof(g.raw));
-	attr = rdma_find_gid_by_port(dev, &g, IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	attr = rdma_find_gid_by_port(dev, &g, IB_GID_TYPE_ROCE_UDP_ENCAP, port, ndev);
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);

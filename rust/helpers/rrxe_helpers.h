@@ -79,7 +79,8 @@ struct net_device *rrxe_helper_netdev_notifier_info_to_dev(const struct netdev_n
 
 /* RDMA core. */
 bool rrxe_helper_ib_device_try_get(struct ib_device *dev);
-bool rrxe_helper_rdma_has_roce_gid(struct ib_device *dev, u32 port, const u8 *gid);
+bool rrxe_helper_rdma_has_roce_gid(struct ib_device *dev, u32 port, const u8 *gid,
+				    struct net_device *ndev);
 struct uverbs_attr_bundle;
 struct ib_ucontext;
 struct ib_udata *rrxe_helper_attrs_to_udata(struct uverbs_attr_bundle *attrs);

@@ -256,14 +256,6 @@ impl<T: DeviceOps> Device<T> {
         unsafe { NetDevice::from_raw_owned(bindings::ib_device_get_netdev(self.as_raw(), 1)) }
     }
 
-    /// Whether `gid` is one of port `port`'s RoCEv2 GIDs now (on any of its net devices).
-    /// Any context.
-    pub fn has_roce_gid(&self, port: u32, gid: &[u8; 16]) -> bool {
-        // SAFETY: The device is valid; `gid` is valid for reads of 16 bytes; the helper
-        // drops the reference to the GID entry it finds.
-        unsafe { bindings::rdma_has_roce_gid(self.as_raw(), port, gid.as_ptr()) }
-    }
-
     /// The port's Ethernet speed and width, as `(active_speed, active_width)`.
     ///
     /// Takes RTNL: must not be called with it held (e.g. from a netdev notifier).
@@ -315,6 +307,17 @@ impl<T: DeviceOps> core::ops::Deref for Device<T, Registered> {
 }
 
 impl<T: DeviceOps> Device<T, Registered> {
+    /// Whether `gid` is one of port `port`'s RoCEv2 GIDs now: of net device `ndev`, or of
+    /// any of the port's if `None`. Any context.
+    pub fn has_roce_gid(&self, port: u32, gid: &[u8; 16], ndev: Option<&NetDevice>) -> bool {
+        let ndev = ndev.map_or(core::ptr::null_mut(), NetDevice::as_raw);
+        // SAFETY: The device is registered (the reference this borrows from), so its GID
+        // table is set up, and it stays so until the device is released; `gid` is valid
+        // for reads of 16 bytes; `ndev` is null or a valid net device, which the lookup
+        // only compares; the helper drops the reference to the GID entry it finds.
+        unsafe { bindings::rdma_has_roce_gid(self.as_raw(), port, gid.as_ptr(), ndev) }
+    }
+
     /// Queues the device's unregistration (usable with RTNL held), which completes once
     /// every registration reference, this one included, is dropped.
     pub fn unregister_queued(&self) {

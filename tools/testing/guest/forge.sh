@@ -7,7 +7,8 @@
 # SEND/RDMA WRITE packets at them from raw sockets: from a wrong source address, from the
 # right source with a wrong P_Key, and from the right source with PSNs outside the window;
 # and datagrams at a UD QP with wrong Q_Keys, or with the right ones but sent to an address
-# of ns1 that is none of PROV9's GIDs (on ns1's loopback device). Nothing forged may
+# of ns1 that is none of PROV9's GIDs (on ns1's loopback device) or to the all-hosts group
+# with the QP's own number (not the multicast QPN). Nothing forged may
 # complete, fail or corrupt anything, and each must be counted: the hw_counters
 # rcvd_bad_addr, rcvd_bad_pkey, rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside
 # the window duplicate_request + out_of_seq_request, grow by at least what was sent.
@@ -23,10 +24,10 @@ b=${prov}9
 [ -x "$bin" ] || die "$bin is missing from the image"
 [ -z "${RRXE_GID_INDEX:-}" ] || die "run with --no-device"
 netns_pair ns1 "$prov" || die "$b and $a on a veth pair into ns1"
-# An address of ns1 that is none of $b's GIDs, reached over veth0.
+# An address of ns1 that is none of $b's GIDs, reached over veth0; multicast over veth0.
 other=10.9.1.2
-{ ip netns exec ns1 ip addr add $other/32 dev lo && ip route add $other/32 dev veth0; } ||
-	die "$other on ns1's lo"
+{ ip netns exec ns1 ip addr add $other/32 dev lo && ip route add $other/32 dev veth0 &&
+	ip route add 224.0.0.0/4 dev veth0; } || die "$other on ns1's lo, multicast routes"
 
 hw_snapshot /tmp/c.0 "$a" "$b"
 run_to 120 "$bin" -a "$a" -b "$b" -n ns1 -o $other >/tmp/forge.out

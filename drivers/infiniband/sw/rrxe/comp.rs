@@ -634,7 +634,7 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     let Some(pkt) = recv::parse(&view, burst) else {
         return;
     };
-    if !crate::admit::accept(p, view.ip, view.udp, &pkt) {
+    if !crate::admit::accept(p, &view, recv::arrived_on(&skb), &pkt) {
         return;
     }
     let rsp = Response {

@@ -12,7 +12,10 @@ use crate::{
     device::RrxeDev,
     ext::{
         bytes::Bytes,
-        net::skb::{RxView, SkBuff, UDP_HDR_LEN},
+        net::{
+            device::NetDevice,
+            skb::{RxView, SkBuff, UDP_HDR_LEN},
+        },
         rdma::device::Device,
     },
     icrc::KernelCrc,
@@ -39,10 +42,15 @@ const MAX_DATAGRAM: usize = UDP_HDR_LEN + MAX_HEADER_LEN + MAX_PAYLOAD + ICRC_LE
 /// ([`SkBuff::cb_word`]): the tag, then the IB code of the sender's path MTU.
 const BURST_TAG: u32 = 0x6275_0000;
 
+/// The word a datagram from the wire carries in its skb's control buffer while it is
+/// queued ([`arrived_on`]).
+const WIRE_MARK: u32 = 0x7769_7265;
+
 /// The word a datagram carries in its skb's control buffer while it is queued: a loopback
 /// burst's mark (see [`crate::proto::burst`]) with the sender's path MTU, else 0. The
-/// wire's path clears it ([`process`]: the IP layer used the buffer), so nothing from a
-/// wire is taken for a burst; a loopback packet's skb is new, its word 0.
+/// wire's path overwrites it with [`WIRE_MARK`] ([`process`]: the IP layer used the
+/// buffer), so nothing from a wire is taken for a burst; a loopback packet's skb is new,
+/// its word 0.
 pub(crate) const fn mark(burst: Option<Mtu>) -> u32 {
     match burst {
         Some(mtu) => BURST_TAG | mtu.to_ib(),
@@ -85,6 +93,15 @@ pub(crate) fn burst_of(skb: &SkBuff) -> Option<Mtu> {
     burst_mtu(skb.cb_word())
 }
 
+/// The net device a datagram from the wire arrived on; `None` for a loopback one.
+pub(crate) fn arrived_on(skb: &SkBuff) -> Option<&NetDevice> {
+    if skb.cb_word() == WIRE_MARK {
+        skb.dev()
+    } else {
+        None
+    }
+}
+
 /// The longest payload of a datagram, a loopback burst if `burst` (its [`burst_of`]).
 fn max_payload(burst: Option<Mtu>) -> usize {
     if burst.is_some() {
@@ -118,7 +135,7 @@ fn classify(data: &RrxeDev, skb: &SkBuff) -> Option<Dest> {
         _ => return None,
     };
     // The stage that takes it parses it whole. A wire datagram is no burst (`process`
-    // cleared its mark).
+    // marked it as the wire's).
     let (bth, _) = Packet::peek_head_max(view.head(), view.payload_len(), MAX_PAYLOAD).ok()?;
     // After the headers, the bytes may lie in fragments: the CRC runs over them there.
     let icrc_at = view.payload_len().checked_sub(ICRC_LEN)?;
@@ -148,7 +165,7 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     let (dest, by) = match origin {
         Origin::Wire => {
             // The control buffer holds what the IP layer left there: no burst's mark.
-            skb.set_cb_word(mark(None));
+            skb.set_cb_word(WIRE_MARK);
             let head = UDP_HDR_LEN + MAX_HEADER_LEN;
             if skb.pull_transport(head, MAX_DATAGRAM).is_err() {
                 data.count(Counter::RcvdBadPkt);

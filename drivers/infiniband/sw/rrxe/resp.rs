@@ -684,7 +684,7 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> (bool, u32) {
     let Some(pkt) = recv::parse(&view, burst) else {
         return (false, 1);
     };
-    if !crate::admit::accept(p, view.ip, view.udp, &pkt) {
+    if !crate::admit::accept(p, &view, recv::arrived_on(skb), &pkt) {
         return (false, 1);
     }
     admitted(p, &pkt, view.ip, burst)

@@ -5,7 +5,7 @@
 
 use rrxe_proto::proto::admit::*;
 use rrxe_proto::proto::aeth::{Aeth, NakCode, Syndrome};
-use rrxe_proto::proto::bth::Bth;
+use rrxe_proto::proto::bth::{Bth, MULTICAST_QPN};
 use rrxe_proto::proto::deth::Deth;
 use rrxe_proto::proto::opcode::Opcode;
 use rrxe_proto::proto::packet::{Headers, Packet};
@@ -52,7 +52,11 @@ fn udp(dport: u16) -> [u8; 8] {
 
 /// An encoded packet with `opcode`, `pkey` and, for UD, a DETH with `qkey`.
 fn packet(opcode: Opcode, pkey: u16, qkey: u32) -> Vec<u8> {
-    let mut bth = Bth::new(opcode, 17, Psn::new(5));
+    packet_to(17, opcode, pkey, qkey)
+}
+
+fn packet_to(qpn: u32, opcode: Opcode, pkey: u16, qkey: u32) -> Vec<u8> {
+    let mut bth = Bth::new(opcode, qpn, Psn::new(5));
     bth.pkey = pkey;
     let mut h = Headers::new(bth);
     let set = opcode.headers();
@@ -224,19 +228,26 @@ fn datagram_qp_checks_qkey_and_destination() {
             "{dst:?}"
         );
     }
+    // A group's datagram with the multicast QPN (it reached the QP as a member); not a
+    // group's datagram to a QP by its number (to all hosts, QP1), nor the multicast QPN
+    // at a unicast address. The GID table is not asked for a group.
+    let never = |_: &[u8; 16]| -> bool { unreachable!("a group is asked for") };
+    let mc = packet_to(MULTICAST_QPN, Opcode::UdSendOnly, 0xffff, 0x1111_1111);
     for group in [[224, 0, 0, 1], [239, 1, 2, 3]] {
-        let never = |_: &[u8; 16]| -> bool { unreachable!("a group is asked for") };
+        let ip = ipv4(A4, group);
         assert_eq!(
-            admit(
-                &k,
-                &ipv4(A4, group),
-                &u,
-                &Packet::parse(&ok).unwrap(),
-                never
-            ),
+            admit(&k, &ip, &u, &Packet::parse(&mc).unwrap(), never),
             Ok(())
         );
+        assert_eq!(
+            admit(&k, &ip, &u, &Packet::parse(&ok).unwrap(), never),
+            Err(Refusal::Address)
+        );
     }
+    assert_eq!(
+        admit(&k, &ipv4(A4, B4), &u, &Packet::parse(&mc).unwrap(), ours),
+        Err(Refusal::Address)
+    );
     let mut h6 = [0u8; 40];
     h6[0] = 0x60;
     h6[8..24].copy_from_slice(&A6);
@@ -252,8 +263,12 @@ fn datagram_qp_checks_qkey_and_destination() {
     );
     h6[24] = 0xff;
     assert_eq!(
-        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
+        admit(&k, &h6, &u, &Packet::parse(&mc).unwrap(), never),
         Ok(())
+    );
+    assert_eq!(
+        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), never),
+        Err(Refusal::Address)
     );
     // The "use the QP's Q_Key" bit means nothing on receive.
     for bad in [0x1111_1112u32, 0x9111_1111, 0x8001_0000] {

@@ -28,7 +28,8 @@
  *
  * Phase "ud": datagrams at a UD QP on DEV_B with wrong Q_Keys and a wrong P_Key must not
  * be received, nor one with the right keys sent to OTHER_ADDR_OF_B, an IPv4 address of
- * B's namespace that is none of DEV_B's GIDs (rxe's rxe_chk_dgid); one with the right keys
+ * B's namespace that is none of DEV_B's GIDs (rxe's rxe_chk_dgid), nor one to the all-hosts
+ * group 224.0.0.1 with the QP's number instead of the multicast QPN; one with the right keys
  * to DEV_B's address must be (which also shows that the forged packets are well-formed,
  * ICRC included).
  *
@@ -440,6 +441,10 @@ static void forge_datagrams(void)
 	sent_pkey[1]++;
 	f.pkey = 0xffff;
 	f.dst_ip = other_b;
+	forge(&f);
+	sent_addr[1]++;
+	/* To all hosts, but to the QP by its number rather than to the multicast QPN. */
+	f.dst_ip = htonl(0xe0000001);
 	forge(&f);
 	sent_addr[1]++;
 	f.dst_ip = 0;

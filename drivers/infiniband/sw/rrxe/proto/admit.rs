@@ -8,11 +8,12 @@
 //! the destination GID of the QP's address vector and the destination IP address its
 //! source GID (an IPv4 address compares as its IPv4-mapped GID), and the UDP destination
 //! port must be RoCEv2's. A datagram QP (UD, GSI) takes packets from anyone, but only
-//! those addressed to one of the device's GIDs or to a multicast group (rxe's
-//! `rxe_chk_dgid`): not a broadcast, nor an address of another interface of the host.
-//! Every QP checks the P_Key (rrxe's P_Key table holds the default P_Key only), a datagram
-//! QP the Q_Key. The QPN alone proves nothing: it is 24 bits an attacker can learn or
-//! guess.
+//! those addressed to one of the device's GIDs (rxe's `rxe_chk_dgid`: not a broadcast,
+//! nor an address of another interface of the host), or to a multicast address with the
+//! multicast QPN (which reached the QP as a member of that group; rxe also lets one reach
+//! the QP its BTH names, so a datagram to all hosts reaches QP1). Every QP checks the
+//! P_Key (rrxe's P_Key table holds the default P_Key only), a datagram QP the Q_Key. The
+//! QPN alone proves nothing: it is 24 bits an attacker can learn or guess.
 //!
 //! An acknowledge, NAK, RDMA READ response or atomic acknowledge must carry a PSN from the
 //! oldest outstanding WQE's first PSN up to the last PSN sent (for an RDMA READ, the
@@ -23,7 +24,7 @@
 //! which still shows that the responder is working), else a forgery.
 
 use super::aeth::{NakCode, Syndrome};
-use super::bth::DEFAULT_PKEY;
+use super::bth::{DEFAULT_PKEY, MULTICAST_QPN};
 use super::icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN};
 use super::opcode::Transport;
 use super::packet::Packet;
@@ -53,7 +54,8 @@ pub enum Refusal {
     /// The opcode is not of the QP's transport (RC, UC or UD).
     Transport,
     /// The IP addresses or the UDP port are not those of the QP's path; for a datagram
-    /// QP, the destination is none of the device's GIDs and no multicast group.
+    /// QP, the destination is none of the device's GIDs, or a multicast address without
+    /// the multicast QPN (or the multicast QPN without one).
     Address,
     /// The P_Key does not match.
     PKey,
@@ -111,8 +113,8 @@ pub fn is_multicast_gid(gid: &[u8; 16]) -> bool {
 
 /// Checks a packet received for a QP with `keys`, in rxe's order: transport, addresses,
 /// P_Key, Q_Key. `ours` tells whether a GID is one of the device's now; it is asked only
-/// for a datagram QP's packet not addressed to a multicast group (a connected QP's
-/// destination must be its own source GID).
+/// for a datagram QP's packet to a unicast address and QPN (a connected QP's destination
+/// must be its own source GID).
 pub fn admit<P>(
     keys: &QpKeys,
     ip: &[u8],
@@ -128,8 +130,19 @@ pub fn admit<P>(
         if !from_peer(ip, udp, &keys.sgid, &keys.dgid) {
             return Err(Refusal::Address);
         }
-    } else if !matches!(ip_gids(ip), Some((_, dst)) if is_multicast_gid(&dst) || ours(&dst)) {
-        return Err(Refusal::Address);
+    } else {
+        let to_group = pkt.hdr.bth.dest_qpn == MULTICAST_QPN;
+        let Some((_, dst)) = ip_gids(ip) else {
+            return Err(Refusal::Address);
+        };
+        let for_us = if is_multicast_gid(&dst) {
+            to_group
+        } else {
+            !to_group && ours(&dst)
+        };
+        if !for_us {
+            return Err(Refusal::Address);
+        }
     }
     if !pkey_match(pkt.hdr.bth.pkey, DEFAULT_PKEY) {
         return Err(Refusal::PKey);
