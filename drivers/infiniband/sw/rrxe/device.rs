@@ -74,7 +74,7 @@ impl RrxeDev {
             keys: KeyGen::new(),
             mcast: KBox::pin_init(new_mutex!(Groups::new(), "rrxe:mcast"), GFP_KERNEL)?,
             mcast_rx: KBox::pin_init(
-                crate::new_spinlock_bh!(KVec::new(), "rrxe:mcast_rx"),
+                crate::new_spinlock_bh!(KVVec::new(), "rrxe:mcast_rx"),
                 GFP_KERNEL,
             )?,
             _net: net,

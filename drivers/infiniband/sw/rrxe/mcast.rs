@@ -5,9 +5,9 @@
 //! with its last).
 //!
 //! Anyone may send a datagram to the multicast QPN, so its cost must not grow with what
-//! local users attached (up to 8,192 groups of 56 QPs): the groups are kept in the order
-//! of their GIDs, and the receive path finds a group's QPs among the (group, QP) pairs by
-//! binary search.
+//! local users attached (up to 8,192 groups of 56 QPs) more than logarithmically: the
+//! groups are kept in the order of their GIDs, and the receive path finds a group's QPs
+//! among the (group, QP) pairs by binary search.
 
 use crate::{
     counters::Counter,
@@ -34,10 +34,14 @@ impl Groups {
         Self(KVec::new())
     }
 
-    /// Every (group, QP) pair, for the receive path's copy: in the order of the groups.
-    fn members(&self) -> Result<KVec<([u8; 16], u32)>> {
-        let n = self.0.iter().map(|g| g.qpns.len()).sum();
-        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    /// The number of (group, QP) pairs.
+    fn pairs(&self) -> usize {
+        self.0.iter().map(|g| g.qpns.len()).sum()
+    }
+
+    /// Every (group, QP) pair, in the order of the groups, for the receive path's copy.
+    fn members(&self) -> Result<Members> {
+        let mut v = KVVec::with_capacity(self.pairs(), GFP_KERNEL)?;
         for g in self.0.iter() {
             for q in g.qpns.iter() {
                 v.push((g.mgid, *q), GFP_KERNEL)?;
@@ -62,6 +66,9 @@ impl Groups {
 
     /// Removes the group at index `at`, keeping the order.
     fn remove(&mut self, at: usize) {
+        if at >= self.0.len() {
+            return;
+        }
         if let Some(tail) = self.0.get_mut(at..) {
             tail.rotate_left(1);
         }
@@ -71,9 +78,17 @@ impl Groups {
     }
 }
 
+/// (Group, QP) pairs: up to 8,192 groups of 56 QPs, 9 MB, more than one allocation from
+/// the slab may take (`KVVec`).
+type Members = KVVec<([u8; 16], u32)>;
+
+/// The QP number of a pair the receive path's copy keeps for a QP detached from its group
+/// when no memory was left for a new copy: no QP's (RoCE has no QP0).
+const NO_QP: u32 = 0;
+
 /// The (group, QP) pairs the receive path looks up, in the order of the groups; replaced as
 /// a whole on each change (allocated outside the spinlock).
-pub(crate) type RxMembers = SpinLockBh<KVec<([u8; 16], u32)>>;
+pub(crate) type RxMembers = SpinLockBh<Members>;
 
 /// Publishes the groups' current members to the receive path.
 fn publish(dev: &Device<RrxeDev>, groups: &Groups) -> Result {
@@ -114,6 +129,7 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
         for ((_, q), slot) in group
             .iter()
             .take_while(|(g, _)| *g == gid)
+            .filter(|(_, q)| *q != NO_QP)
             .zip(qpns.iter_mut())
         {
             *slot = *q;
@@ -169,7 +185,16 @@ pub(crate) fn attach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
         return Err(ENOMEM);
     }
     g.qpns.push(qpn, GFP_KERNEL)?;
-    publish(dev, &groups)
+    let published = publish(dev, &groups);
+    if published.is_err() {
+        // Not attached: the receive path's copy did not change.
+        if let Some(g) = groups.0.get_mut(at) {
+            if let Some(last) = g.qpns.len().checked_sub(1) {
+                swap_remove(&mut g.qpns, last);
+            }
+        }
+    }
+    published
 }
 
 /// Adds group `mgid` at index `at` of `groups`, with QP `qpn`.
@@ -212,5 +237,26 @@ pub(crate) fn detach(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) -> Result
             let _ = ndev.mc_del(&mac_of(mgid));
         }
     }
-    publish(dev, &groups)
+    // A detach must not fail once the QP is out of the groups: the RDMA core forgets the
+    // attachment before it asks, and a QP it still counts attached cannot be destroyed.
+    if publish(dev, &groups).is_err() {
+        unpublish(dev, qpn, mgid);
+    }
+    Ok(())
+}
+
+/// Takes QP `qpn` out of group `mgid` in the receive path's copy, in place (no memory
+/// for a new copy): its pair names [`NO_QP`] until the next change publishes a new one.
+fn unpublish(dev: &Device<RrxeDev>, qpn: u32, mgid: &[u8; 16]) {
+    let mut members = dev.data().mcast_rx().lock();
+    let first = members.partition_point(|(g, _)| g < mgid);
+    if let Some(pair) = members
+        .get_mut(first..)
+        .unwrap_or_default()
+        .iter_mut()
+        .take_while(|(g, _)| g == mgid)
+        .find(|(_, q)| *q == qpn)
+    {
+        pair.1 = NO_QP;
+    }
 }
