@@ -6,12 +6,14 @@
 # data between them, and sends forged ACK/NAK/RNR NAK/READ response/atomic acknowledge and
 # SEND/RDMA WRITE packets at them from raw sockets: from a wrong source address, from the
 # right source with a wrong P_Key, and from the right source with PSNs outside the window;
-# and datagrams at a UD QP with wrong Q_Keys, or with the right ones but sent to an address
-# of ns1 that is none of PROV9's GIDs (on ns1's loopback device) or to the all-hosts group
-# with the QP's own number (not the multicast QPN). Nothing forged may
-# complete, fail or corrupt anything, and each must be counted: the hw_counters
-# rcvd_bad_addr, rcvd_bad_pkey, rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside
-# the window duplicate_request + out_of_seq_request, grow by at least what was sent.
+# then a flood of RDMA WRITEs from a wrong source, which must be refused before they are
+# queued (PROV9's rcvd_pkts and rcvd_queue_full must not grow); and datagrams at a UD QP
+# with wrong Q_Keys, or with the right ones but sent to an address of ns1 that is none of
+# PROV9's GIDs (on ns1's loopback device) or to the all-hosts group with the QP's own
+# number (not the multicast QPN). Nothing forged may complete, fail or corrupt anything,
+# and each must be counted: the hw_counters rcvd_bad_addr, rcvd_bad_pkey,
+# rcvd_bad_resp_psn, rcvd_bad_qkey, and for requests outside the window
+# duplicate_request + out_of_seq_request, grow by at least what was sent.
 #   vm-run [--provider rxe|rrxe] --no-device tools/testing/guest/forge.sh
 set -uo pipefail
 # shellcheck source=tools/testing/guest/lib.sh

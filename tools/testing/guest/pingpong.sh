@@ -92,7 +92,8 @@ if [ -e "$c/doorbell_inline" ]; then
 fi
 # rrxe: a loopback packet has its QP's pass run in the sender's system call only if that QP
 # is connected to the sender; a QP that another user's QP names as its destination gets
-# its work item (stranger.c; 2026-11-30: the sender's call ran it).
+# its work item (stranger.c; 2026-11-30: the sender's call ran it), and a packet that it
+# refuses where the packet arrives wakes nothing (2026-12-01: its work item ran).
 stranger() {
 	run_to 120 /usr/libexec/rrxe/stranger -d "$dev" | sed "s/^/# /"
 	return "${PIPESTATUS[0]}"

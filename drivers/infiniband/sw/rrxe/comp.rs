@@ -615,18 +615,18 @@ fn burst_place(
     }
 }
 
-/// Whether the QP takes responses now (an RC QP that sends); counts one it does not take.
+/// Whether the QP takes responses now (an RC QP that sends). One it no longer takes was
+/// admitted while it did ([`crate::admit`]): it goes with the rest of what the QP had
+/// queued when it stopped, as its flushed work goes (rxe drains its queues so), counted
+/// in rcvd_pkts only.
 fn takes_responses(p: &Pass<'_>) -> bool {
-    if p.qp.qp_type != QpType::Rc || !p.inner.can_send() {
-        p.count(Counter::RcvdBadTypeState);
-        return false;
-    }
-    true
+    p.qp.qp_type == QpType::Rc && p.inner.can_send()
 }
 
 /// Processes one response packet: consumed if it answers a PSN outstanding, else dropped.
 pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     if !takes_responses(p) {
+        skb.consume();
         return;
     }
     let burst = recv::burst_of(&skb);
@@ -634,9 +634,6 @@ pub(crate) fn on_response(p: &mut Pass<'_>, skb: SkBuff) {
     let Some(pkt) = recv::parse(&view, burst) else {
         return;
     };
-    if !crate::admit::accept(p, &view, recv::arrived_on(&skb), &pkt) {
-        return;
-    }
     let rsp = Response {
         opcode: pkt.opcode(),
         psn: pkt.psn(),

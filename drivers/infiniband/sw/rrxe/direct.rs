@@ -30,11 +30,12 @@
 //! it checks under the queue's lock ([`crate::reqbox`]). Each box is first in, first out.
 //! A packet lost meanwhile (a full queue) is lost as before.
 //!
-//! A QP's reset empties its boxes, but its peer may leave more until the QP is connected
-//! anew: as packets queued then, which the reset does not purge either, they are judged
-//! against the QP's sequence numbers when they are taken. Once a modify connected it to
-//! another QP, it empties its boxes again, and the former peer, which checks under a
-//! box's lock that the two are still connected ([`still`]), leaves nothing more.
+//! A QP's reset empties its boxes (and its queues), but its peer may leave more until the
+//! QP is connected anew: they are judged against the QP's sequence numbers when they are
+//! taken (a packet is refused where it arrives until the QP is RTR again). Once a modify
+//! connected it to another QP, it empties its boxes again, and the former peer, which
+//! checks under a box's lock that the two are still connected ([`still`]), leaves nothing
+//! more.
 //!
 //! A box keeps the count of what it holds in an atomic that its QP reads without the lock
 //! (a box is mostly empty), relaxed: a count read as zero by a pass that missed what was
@@ -97,8 +98,8 @@ pub(crate) fn still(s: &Sender<'_>, peer: &QpShared) -> bool {
 
 /// Counts a packet left for `peer` as it would be counted, sent and received, and as `c`
 /// (also an ACK that replaced one not taken yet, as its packet would have been sent and
-/// received; and what a reset empties from a box stays counted, as a packet it purges
-/// from no queue), and hands `peer` to the pass's caller as the packet would
+/// received; and what a reset empties from a box stays counted, as a packet it flushes
+/// from a queue), and hands `peer` to the pass's caller as the packet would
 /// ([`crate::task::SentBy::wake`]).
 pub(crate) fn delivered(s: &Sender<'_>, peer: Arc<QpShared>, c: Counter) {
     let data = s.dev.data();

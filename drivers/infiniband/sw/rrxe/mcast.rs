@@ -114,8 +114,9 @@ fn dest_gid(ip: &[u8]) -> Option<[u8; 16]> {
     Some(gid)
 }
 
-/// Delivers a datagram sent to the multicast QPN to every QP attached to its group.
-pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
+/// Delivers a datagram sent to the multicast QPN (from the wire if `wire`) to every QP
+/// attached to its group that admits it.
+pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff, wire: bool) {
     let Some(gid) = skb.rx_view().and_then(|v| dest_gid(v.ip)) else {
         dev.count(Counter::RcvdBadPkt);
         return;
@@ -137,11 +138,19 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
         }
     }
     let mut skb = Some(skb);
+    let mut reached = false;
     let mut taken = false;
     for (i, qpn) in qpns.iter().take(n).enumerate() {
         let Some(qp) = dev.qps().get(*qpn) else {
             continue;
         };
+        reached = true;
+        if !skb
+            .as_ref()
+            .is_some_and(|skb| crate::recv::admitted(&qp, skb, true, wire))
+        {
+            continue;
+        }
         let copy = if i + 1 == n {
             skb.take()
         } else {
@@ -153,12 +162,16 @@ pub(crate) fn deliver(dev: &RrxeDev, skb: SkBuff) {
             taken = true;
         }
     }
-    // No QP here took it: the group has no member here (or it is not a group address).
+    // No QP here took it: the group has no member here (or it is not a group address), or
+    // none admitted it (each refusal counted).
     if !taken {
-        dev.count(Counter::RcvdBadPkt);
+        if !reached {
+            dev.count(Counter::RcvdBadPkt);
+        }
         return;
     }
-    // The original is left when the last member was gone: its copies were delivered.
+    // The original is left when the last member was gone or refused it: its copies were
+    // delivered.
     if let Some(skb) = skb {
         skb.consume();
     }

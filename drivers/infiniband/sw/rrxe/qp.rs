@@ -35,7 +35,10 @@ use crate::{
     keys::MrCache,
     mem::Owner,
     new_spinlock_bh, new_spinlock_irq, params,
-    proto::{bth::QPN_MASK, completer::RetryCounter, packet::Headers, psn::Psn, verbs::QpType},
+    proto::{
+        admit::QpKeys, bth::QPN_MASK, completer::RetryCounter, packet::Headers, psn::Psn,
+        verbs::QpType,
+    },
     qp_attr::{check_attr, Params},
     queue::{map, FromClient, Producer, Watch},
     reqbox::ReqBox,
@@ -195,6 +198,11 @@ pub(crate) struct QpShared {
     rnr_timer: crate::ext::timer::Timer<QpShared, 1>,
     #[pin]
     pub(crate) inner: SpinLockBh<Inner>,
+    /// What admission checks the QP's packets against where they arrive, before they are
+    /// queued ([`crate::admit`]): a copy of the path's GIDs and the Q_Key, set with them
+    /// under [`Self::inner`] ([`keys_of`]); a lock no other is taken under.
+    #[pin]
+    pub(crate) admit_keys: SpinLockBh<QpKeys>,
     /// The route of the QP's last datagram through the net device, for its next passes
     /// (a plain IPv4 one only: [`KeptRoute`]); under a lock of its own, which only a pass
     /// that sends through the net device takes (a loopback pass does not).
@@ -224,6 +232,26 @@ impl_has_work! {
 crate::impl_has_timer! {
     impl HasTimer<0> for QpShared { self.retrans_timer }
     impl HasTimer<1> for QpShared { self.rnr_timer }
+}
+
+/// Empties a QP's queue of received packets at its reset: they go as its flushed work
+/// goes (consumed, counted in rcvd_pkts only). Bounded: a queue holds at most
+/// `RX_QUEUE_MAX` packets (and one more per CPU), and from the reset on admission refuses
+/// what arrives.
+fn flush_queue(q: &SkbQueue) {
+    while let Some(skb) = q.pop() {
+        skb.consume();
+    }
+}
+
+/// What admission checks a packet for a QP of `qp_type` with `path` and `params` against.
+fn keys_of(qp_type: QpType, path: &Path, params: &Params) -> QpKeys {
+    QpKeys {
+        qp_type,
+        sgid: path.av().sgid,
+        dgid: path.av().dgid,
+        qkey: params.qkey,
+    }
 }
 
 /// What the QP lock protects.
@@ -478,6 +506,8 @@ impl Qp {
             }
         })?;
         let path = Path::new(RoceAv::default(), tx::src_port(qpn));
+        let params = Params::initial();
+        let admit_keys = keys_of(qp_type, &path, &params);
         let sq_watch = sq.watch();
         let shared = Arc::pin_init(
             pin_init!(QpShared {
@@ -515,7 +545,7 @@ impl Qp {
                         rq,
                         eng,
                         tx: Some(tx),
-                        params: Params::initial(),
+                        params,
                         dead: false,
                         hands: Some(hands),
                         peer_qp: None,
@@ -523,6 +553,7 @@ impl Qp {
                     },
                     "rrxe:qp"
                 ),
+                admit_keys <- new_spinlock_bh!(admit_keys, "rrxe:qp_keys"),
                 route <- new_spinlock_bh!(KeptRoute::default(), "rrxe:qp_route"),
                 posting <- new_spinlock_irq!(posting, "rrxe:qp_post"),
             }),
@@ -579,6 +610,7 @@ impl Qp {
         // The peer named until this modify, if it changed.
         let mut forget = None;
         let mut out = Outbox::default();
+        let mut reset = false;
         {
             let mut inner = qp.inner.lock();
             // States out of range fail as the IBTA table fails them.
@@ -601,6 +633,7 @@ impl Qp {
             if let Some(av) = av {
                 inner.path = inner.path.to(av);
             }
+            *qp.admit_keys.lock() = keys_of(qp.qp_type, &inner.path, &inner.params);
             if ndev.as_ref().is_some_and(|n| inner.path.loops_back(n)) {
                 // Of the same transport: what a peer leaves in a box skips admission,
                 // whose check of the opcode against the QP's type it would need.
@@ -647,6 +680,7 @@ impl Qp {
                 }
                 QpState::Reset => {
                     inner.state = next;
+                    reset = true;
                     inner.discard();
                     inner.clear_boxes(qp);
                     let cons = inner.sq.consumer();
@@ -656,6 +690,13 @@ impl Qp {
                 _ => inner.state = next,
             }
             qp.state.store(inner.state.raw(), Ordering::Release);
+        }
+        if reset {
+            // What was queued before the reset was admitted by the keys before it, not
+            // for the QP the next modifies make (rxe's `rxe_qp_reset` drains its queues
+            // too); from now on a packet is refused where it arrives until the QP is RTR.
+            flush_queue(&qp.req_q);
+            flush_queue(&qp.resp_q);
         }
         drop(old_peer);
         if let Some(qpn) = forget {

@@ -2,20 +2,18 @@
 
 //! Receive: RoCEv2 datagrams from the UDP encapsulation hook (softirq) or from the loopback
 //! shortcut. Each is checked (headers, ICRC), matched to its QP (or to every QP of a
-//! multicast group) and queued there; the QP's engine processes it (its work item, or for
-//! a loopback packet maybe the sender's caller: [`SentBy`]), after `admit`'s checks of its
-//! source, P_Key and Q_Key. Nothing here trusts the packet: whatever does not check out is
-//! dropped and counted.
+//! multicast group), admitted there (`admit`'s checks of its QP's state, its transport,
+//! source, P_Key and Q_Key) and queued; the QP's engine processes it (its work item, or
+//! for a loopback packet maybe the sender's caller: [`SentBy`]). Nothing here trusts the
+//! packet: whatever does not check out is dropped and counted, and takes no place in a
+//! queue.
 
 use crate::{
     counters::Counter,
     device::RrxeDev,
     ext::{
         bytes::Bytes,
-        net::{
-            device::NetDevice,
-            skb::{RxView, SkBuff, UDP_HDR_LEN},
-        },
+        net::skb::{RxView, SkBuff, UDP_HDR_LEN},
         rdma::device::Device,
     },
     icrc::KernelCrc,
@@ -27,6 +25,7 @@ use crate::{
         opcode::{BTH_LEN, MAX_HEADER_LEN},
         packet::{Packet, ICRC_LEN, MAX_PAYLOAD},
     },
+    qp::QpShared,
     task::SentBy,
 };
 
@@ -42,15 +41,10 @@ const MAX_DATAGRAM: usize = UDP_HDR_LEN + MAX_HEADER_LEN + MAX_PAYLOAD + ICRC_LE
 /// ([`SkBuff::cb_word`]): the tag, then the IB code of the sender's path MTU.
 const BURST_TAG: u32 = 0x6275_0000;
 
-/// The word a datagram from the wire carries in its skb's control buffer while it is
-/// queued ([`arrived_on`]).
-const WIRE_MARK: u32 = 0x7769_7265;
-
 /// The word a datagram carries in its skb's control buffer while it is queued: a loopback
 /// burst's mark (see [`crate::proto::burst`]) with the sender's path MTU, else 0. The
-/// wire's path overwrites it with [`WIRE_MARK`] ([`process`]: the IP layer used the
-/// buffer), so nothing from a wire is taken for a burst; a loopback packet's skb is new,
-/// its word 0.
+/// wire's path overwrites it with 0 ([`process`]: the IP layer used the buffer), so
+/// nothing from a wire is taken for a burst; a loopback packet's skb is new, its word 0.
 pub(crate) const fn mark(burst: Option<Mtu>) -> u32 {
     match burst {
         Some(mtu) => BURST_TAG | mtu.to_ib(),
@@ -93,13 +87,15 @@ pub(crate) fn burst_of(skb: &SkBuff) -> Option<Mtu> {
     burst_mtu(skb.cb_word())
 }
 
-/// The net device a datagram from the wire arrived on; `None` for a loopback one.
-pub(crate) fn arrived_on(skb: &SkBuff) -> Option<&NetDevice> {
-    if skb.cb_word() == WIRE_MARK {
-        skb.dev()
-    } else {
-        None
-    }
+/// Whether datagram `skb` (a request if `request`, from the wire if `wire`) may reach `qp`
+/// ([`crate::admit`]).
+pub(crate) fn admitted(qp: &QpShared, skb: &SkBuff, request: bool, wire: bool) -> bool {
+    let Some(view) = skb.rx_view() else {
+        qp.dev.data().count(Counter::RcvdBadPkt);
+        return false;
+    };
+    let on = if wire { skb.dev() } else { None };
+    crate::admit::accept(qp, &view, request, on)
 }
 
 /// The longest payload of a datagram, a loopback burst if `burst` (its [`burst_of`]).
@@ -165,7 +161,7 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
     let (dest, by) = match origin {
         Origin::Wire => {
             // The control buffer holds what the IP layer left there: no burst's mark.
-            skb.set_cb_word(WIRE_MARK);
+            skb.set_cb_word(mark(None));
             let head = UDP_HDR_LEN + MAX_HEADER_LEN;
             if skb.pull_transport(head, MAX_DATAGRAM).is_err() {
                 data.count(Counter::RcvdBadPkt);
@@ -187,7 +183,7 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         packets,
     } = dest;
     if qpn == MULTICAST_QPN {
-        crate::mcast::deliver(data, skb);
+        crate::mcast::deliver(data, skb, by.is_none());
         return;
     }
     let qp = match by {
@@ -198,6 +194,9 @@ pub(crate) fn process(dev: &Device<RrxeDev>, mut skb: SkBuff, origin: Origin<'_>
         data.count(Counter::RcvdBadPkt);
         return;
     };
+    if !admitted(&qp, &skb, request, by.is_none()) {
+        return;
+    }
     data.count_n(Counter::RcvdPkts, packets);
     if !skb.is_linear() {
         data.count_n(Counter::RcvdPaged, packets);

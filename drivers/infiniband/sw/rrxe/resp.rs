@@ -129,8 +129,11 @@ fn requests(p: &mut Pass<'_>) -> bool {
 /// message's instructions, 2026-11-30).
 #[inline(never)]
 fn take_request(p: &mut Pass<'_>, skb: SkBuff) -> u32 {
+    // One the QP no longer takes was admitted while it did ([`crate::admit`]): it goes
+    // with the rest of what the QP had queued when it stopped, as its flushed work goes
+    // (rxe drains its queues so), counted in rcvd_pkts only.
     if !p.inner.can_receive() {
-        p.count(Counter::RcvdBadTypeState);
+        skb.consume();
         return 1;
     }
     let (done, packets) = request(p, &skb);
@@ -141,11 +144,10 @@ fn take_request(p: &mut Pass<'_>, skb: SkBuff) -> u32 {
 }
 
 /// Processes one request its loopback peer left instead of a packet
-/// ([`crate::reqbox`]), as that packet once admitted ([`take_request`]). Returns the
+/// ([`crate::reqbox`]), as that packet once admitted ([`request`]). Returns the
 /// packets it stood for (1).
 fn take_direct(p: &mut Pass<'_>, pkt: &RxPacket<'_>) -> u32 {
     if !p.inner.can_receive() {
-        p.count(Counter::RcvdBadTypeState);
         return 1;
     }
     admitted(p, pkt, &[], None).1
@@ -684,9 +686,6 @@ fn request(p: &mut Pass<'_>, skb: &SkBuff) -> (bool, u32) {
     let Some(pkt) = recv::parse(&view, burst) else {
         return (false, 1);
     };
-    if !crate::admit::accept(p, &view, recv::arrived_on(skb), &pkt) {
-        return (false, 1);
-    }
     admitted(p, &pkt, view.ip, burst)
 }
 

@@ -8,7 +8,7 @@ use rrxe_proto::proto::aeth::{Aeth, NakCode, Syndrome};
 use rrxe_proto::proto::bth::{Bth, MULTICAST_QPN};
 use rrxe_proto::proto::deth::Deth;
 use rrxe_proto::proto::opcode::Opcode;
-use rrxe_proto::proto::packet::{Headers, Packet};
+use rrxe_proto::proto::packet::Headers;
 use rrxe_proto::proto::psn::{Psn, PSN_MASK};
 use rrxe_proto::proto::verbs::QpType;
 
@@ -69,6 +69,9 @@ fn packet_to(qpn: u32, opcode: Opcode, pkey: u16, qkey: u32) -> Vec<u8> {
             msn: 1,
         });
     }
+    if set.contains(rrxe_proto::proto::opcode::HeaderSet::IMMDT) {
+        h.immdt = Some(rrxe_proto::proto::immdt::ImmDt { imm: 9 });
+    }
     let mut buf = vec![0u8; 256];
     let lay = h.write(0, &mut buf).unwrap();
     buf.truncate(lay.total_len);
@@ -106,28 +109,30 @@ fn pkey_rules_are_rxes() {
 fn connected_qp_takes_its_peer_only() {
     let k = rc_keys();
     let raw = packet(Opcode::RcAck, 0xffff, 0);
-    let p = Packet::parse(&raw).unwrap();
-    assert_eq!(admit(&k, &ipv4(A4, B4), &udp(4791), &p, not_asked), Ok(()));
+    assert_eq!(
+        admit(&k, &ipv4(A4, B4), &udp(4791), &raw, not_asked),
+        Ok(())
+    );
     // Wrong source, wrong destination, swapped, wrong port.
     let c = [10, 9, 0, 99];
     assert_eq!(
-        admit(&k, &ipv4(c, B4), &udp(4791), &p, not_asked),
+        admit(&k, &ipv4(c, B4), &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, c), &udp(4791), &p, not_asked),
+        admit(&k, &ipv4(A4, c), &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(B4, A4), &udp(4791), &p, not_asked),
+        admit(&k, &ipv4(B4, A4), &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, B4), &udp(4792), &p, not_asked),
+        admit(&k, &ipv4(A4, B4), &udp(4792), &raw, not_asked),
         Err(Refusal::Address)
     );
     assert_eq!(
-        admit(&k, &ipv4(A4, B4), &[0x12, 0xb7], &p, not_asked),
+        admit(&k, &ipv4(A4, B4), &[0x12, 0xb7], &raw, not_asked),
         Err(Refusal::Address)
     );
     // IPv6: the GIDs as they are; an IPv4 packet does not match IPv6 GIDs.
@@ -141,19 +146,19 @@ fn connected_qp_takes_its_peer_only() {
     h6[0] = 0x60;
     h6[8..24].copy_from_slice(&s6);
     h6[24..40].copy_from_slice(&d6);
-    assert_eq!(admit(&k6, &h6, &udp(4791), &p, not_asked), Ok(()));
+    assert_eq!(admit(&k6, &h6, &udp(4791), &raw, not_asked), Ok(()));
     assert_eq!(
-        admit(&k6, &ipv4(A4, B4), &udp(4791), &p, not_asked),
+        admit(&k6, &ipv4(A4, B4), &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     h6[8] = 0x21;
     assert_eq!(
-        admit(&k6, &h6, &udp(4791), &p, not_asked),
+        admit(&k6, &h6, &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     // An IP header of another length (options) is refused.
     assert_eq!(
-        admit(&k, &[0u8; 24], &udp(4791), &p, not_asked),
+        admit(&k, &[0u8; 24], &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
     // UC likewise.
@@ -162,10 +167,12 @@ fn connected_qp_takes_its_peer_only() {
         ..k
     };
     let raw = packet(Opcode::UcSendOnly, 0xffff, 0);
-    let p = Packet::parse(&raw).unwrap();
-    assert_eq!(admit(&uc, &ipv4(A4, B4), &udp(4791), &p, not_asked), Ok(()));
     assert_eq!(
-        admit(&uc, &ipv4(c, B4), &udp(4791), &p, not_asked),
+        admit(&uc, &ipv4(A4, B4), &udp(4791), &raw, not_asked),
+        Ok(())
+    );
+    assert_eq!(
+        admit(&uc, &ipv4(c, B4), &udp(4791), &raw, not_asked),
         Err(Refusal::Address)
     );
 }
@@ -176,23 +183,17 @@ fn transport_then_pkey() {
     let ip = ipv4(A4, B4);
     let u = udp(4791);
     let raw = packet(Opcode::UcSendOnly, 0xffff, 0);
-    assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
-        Err(Refusal::Transport)
-    );
+    assert_eq!(admit(&k, &ip, &u, &raw, ours), Err(Refusal::Transport));
     for bad in [0x1234u16, 0x0000, 0x8000, 0xfffe] {
         let raw = packet(Opcode::RcSendOnly, bad, 0);
         assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
+            admit(&k, &ip, &u, &raw, ours),
             Err(Refusal::PKey),
             "{bad:#x}"
         );
     }
     let raw = packet(Opcode::RcSendOnly, 0x7fff, 0);
-    assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
-        Ok(())
-    );
+    assert_eq!(admit(&k, &ip, &u, &raw, ours), Ok(()));
 }
 
 #[test]
@@ -206,24 +207,12 @@ fn datagram_qp_checks_qkey_and_destination() {
     let ip = ipv4([1, 2, 3, 4], B4);
     let u = udp(4791);
     let ok = packet(Opcode::UdSendOnly, 0xffff, 0x1111_1111);
-    assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&ok).unwrap(), ours),
-        Ok(())
-    );
+    assert_eq!(admit(&k, &ip, &u, &ok, ours), Ok(()));
     // From anyone, to any UDP port, but only to the device's addresses or a group.
-    assert_eq!(
-        admit(
-            &k,
-            &ipv4(A4, B4),
-            &udp(1),
-            &Packet::parse(&ok).unwrap(),
-            ours
-        ),
-        Ok(())
-    );
+    assert_eq!(admit(&k, &ipv4(A4, B4), &udp(1), &ok, ours), Ok(()));
     for dst in [[5, 6, 7, 8], [255, 255, 255, 255], [10, 9, 0, 255], A4] {
         assert_eq!(
-            admit(&k, &ipv4(A4, dst), &u, &Packet::parse(&ok).unwrap(), ours),
+            admit(&k, &ipv4(A4, dst), &u, &ok, ours),
             Err(Refusal::Address),
             "{dst:?}"
         );
@@ -233,66 +222,62 @@ fn datagram_qp_checks_qkey_and_destination() {
     // at a unicast address. The GID table is not asked for a group.
     let never = |_: &[u8; 16]| -> bool { unreachable!("a group is asked for") };
     let mc = packet_to(MULTICAST_QPN, Opcode::UdSendOnly, 0xffff, 0x1111_1111);
+    // A group address takes the multicast QPN only.
+    let group_only = |ip: &[u8]| {
+        assert_eq!(admit(&k, ip, &u, &mc, never), Ok(()));
+        assert_eq!(admit(&k, ip, &u, &ok, never), Err(Refusal::Address));
+    };
     for group in [[224, 0, 0, 1], [239, 1, 2, 3]] {
-        let ip = ipv4(A4, group);
-        assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&mc).unwrap(), never),
-            Ok(())
-        );
-        assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&ok).unwrap(), never),
-            Err(Refusal::Address)
-        );
+        group_only(&ipv4(A4, group));
     }
     assert_eq!(
-        admit(&k, &ipv4(A4, B4), &u, &Packet::parse(&mc).unwrap(), ours),
+        admit(&k, &ipv4(A4, B4), &u, &mc, ours),
         Err(Refusal::Address)
     );
     let mut h6 = [0u8; 40];
     h6[0] = 0x60;
     h6[8..24].copy_from_slice(&A6);
     h6[24..40].copy_from_slice(&B6);
-    assert_eq!(
-        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
-        Ok(())
-    );
+    assert_eq!(admit(&k, &h6, &u, &ok, ours), Ok(()));
     h6[24..40].copy_from_slice(&A6);
-    assert_eq!(
-        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), ours),
-        Err(Refusal::Address)
-    );
+    assert_eq!(admit(&k, &h6, &u, &ok, ours), Err(Refusal::Address));
     h6[24] = 0xff;
-    assert_eq!(
-        admit(&k, &h6, &u, &Packet::parse(&mc).unwrap(), never),
-        Ok(())
-    );
-    assert_eq!(
-        admit(&k, &h6, &u, &Packet::parse(&ok).unwrap(), never),
-        Err(Refusal::Address)
-    );
+    group_only(&h6);
     // The "use the QP's Q_Key" bit means nothing on receive.
     for bad in [0x1111_1112u32, 0x9111_1111, 0x8001_0000] {
         let raw = packet(Opcode::UdSendOnly, 0xffff, bad);
-        assert_eq!(
-            admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
-            Err(Refusal::QKey)
-        );
+        assert_eq!(admit(&k, &ip, &u, &raw, ours), Err(Refusal::QKey));
     }
     let raw = packet(Opcode::UdSendOnly, 0x1234, 0x1111_1111);
-    assert_eq!(
-        admit(&k, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
-        Err(Refusal::PKey)
-    );
+    assert_eq!(admit(&k, &ip, &u, &raw, ours), Err(Refusal::PKey));
     let gsi = QpKeys {
         qp_type: QpType::Gsi,
         qkey: 0x8001_0000,
         ..k
     };
     let raw = packet(Opcode::UdSendOnly, 0xffff, 0x8001_0000);
-    assert_eq!(
-        admit(&gsi, &ip, &u, &Packet::parse(&raw).unwrap(), ours),
-        Ok(())
-    );
+    assert_eq!(admit(&gsi, &ip, &u, &raw, ours), Ok(()));
+}
+
+#[test]
+fn headers_that_do_not_decode_are_refused() {
+    let k = rc_keys();
+    let ip = ipv4(A4, B4);
+    let u = udp(4791);
+    let raw = packet(Opcode::RcSendOnly, 0xffff, 0);
+    assert_eq!(admit(&k, &ip, &u, &raw[..11], ours), Err(Refusal::Header));
+    let mut bad = raw.clone();
+    bad[0] = 0x1f; // no opcode
+    assert_eq!(admit(&k, &ip, &u, &bad, ours), Err(Refusal::Header));
+    // A UD packet's Q_Key is in the DETH after the BTH, with or without immediate data.
+    let ud = QpKeys {
+        qp_type: QpType::Ud,
+        qkey: 0x1111_1111,
+        ..k
+    };
+    let raw = packet(Opcode::UdSendOnlyImm, 0xffff, 0x1111_1111);
+    assert_eq!(admit(&ud, &ip, &u, &raw, ours), Ok(()));
+    assert_eq!(admit(&ud, &ip, &u, &raw[..19], ours), Err(Refusal::Header));
 }
 
 #[test]

@@ -26,6 +26,11 @@
  * writes for real: B must receive A's data, and the bytes the forged WRITEs aimed at must
  * keep their canary. Then A reads B's memory back (RDMA READ) and checks it.
  *
+ * Phase "flood": FLOOD forged RDMA WRITEs from a wrong source at B, as fast as they go,
+ * with no other traffic: each must be refused where it arrives, before it is queued, as
+ * rxe's rxe_rcv does. B's rcvd_pkts, which (as rxe's) counts the packets a QP admitted,
+ * must not grow, nor its rcvd_queue_full: no forged packet takes a place in B's queue.
+ *
  * Phase "ud": datagrams at a UD QP on DEV_B with wrong Q_Keys and a wrong P_Key must not
  * be received, nor one with the right keys sent to OTHER_ADDR_OF_B, an IPv4 address of
  * B's namespace that is none of DEV_B's GIDs (rxe's rxe_chk_dgid), nor one to the all-hosts
@@ -57,6 +62,7 @@
 #define BUF 8192
 #define CANARY 0x5a
 #define FORGED 0xee
+#define FLOOD 2000
 
 enum { OP_SEND_ONLY = 0x04, OP_WRITE_ONLY = 0x0a, OP_READ_RESP_ONLY = 0x10, OP_ACK = 0x11,
        OP_ATOMIC_ACK = 0x12, OP_UD_SEND_ONLY = 0x64 };
@@ -473,6 +479,31 @@ static int canary_intact(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* FLOOD RDMA WRITEs at B from a wrong source: none may count as received or fill a queue. */
+static void forge_flood(void)
+{
+	struct forged f = { .opcode = OP_WRITE_ONLY, .to = &B, .dqpn = B.qp->qp_num,
+			    .pkey = 0xffff, .psn = A.psn, .src_ip = A.ip ^ htonl(0x64),
+			    .va = (uintptr_t)(B.buf + 4096), .rkey = B.mr->rkey };
+	long long pkts = hw_counter(B.dev, 1, "rcvd_pkts");
+	long long full = hw_counter(B.dev, 1, "rcvd_queue_full");
+	long long pkts_after, full_after;
+
+	for (int i = 0; i < FLOOD; i++)
+		forge(&f);
+	sent_addr[1] += FLOOD;
+	usleep(300000);
+	pkts_after = hw_counter(B.dev, 1, "rcvd_pkts");
+	full_after = hw_counter(B.dev, 1, "rcvd_queue_full");
+	ok(pkts >= 0 && pkts_after == pkts,
+	   "%d forged packets from a wrong source are refused before they are queued: "
+	   "rcvd_pkts %lld, then %lld",
+	   FLOOD, pkts, pkts_after);
+	ok(full_after == full, "none filled B's queue: rcvd_queue_full %lld, then %lld", full,
+	   full_after);
+	ok(canary_intact(B.buf + 4096, MSG), "the flood wrote nothing");
+}
+
 /* A socket that sees the IPv4 packets of this namespace's interfaces, both ways. */
 static int capture_socket(void)
 {
@@ -619,6 +650,7 @@ int main(int argc, char **argv)
 		die("post");
 	expect_wc(&A, "RDMA READ", IBV_WC_RDMA_READ);
 	ok(!memcmp(A.buf + 1024, A.buf + 3072, MSG), "RDMA READ data");
+	forge_flood();
 	forge_datagrams();
 	ok(state(&A) == IBV_QPS_RTS && state(&B) == IBV_QPS_RTS, "both QPs in RTS (%d, %d)",
 	   state(&A), state(&B));

@@ -10,12 +10,16 @@
  *   peer      UC QPs P0 and P1 connected to each other: N 8-byte RDMA WRITEs from P0,
  *             each waited for (its completion, then its bytes in P1's memory), wake
  *             fewer than N/4 work items (P1's passes run in P0's doorbells)
- *   stranger  RC QPs V0 and V1 connected to each other, and a UC QP S connected to V0:
- *             N 8-byte RDMA WRITEs from S, each waited for until V0 has dropped it
- *             (UC at an RC QP: rcvd_bad_type_state), their doorbells run in S's calls
- *             (doorbell_inline grows by N), and wake at least N/2 work items (V0's
- *             passes, about one for each WRITE, none in S's calls; N/2 leaves room for
- *             a run that takes two)
+ *   stranger  UC QPs V0 and V1 connected to each other, and a UC QP S connected to V0:
+ *             N 8-byte RDMA WRITEs from S, each waited for until its bytes are in
+ *             V0's memory (S's packets pass V0's admission: on one device S's addresses
+ *             are V1's), their doorbells run in S's calls (doorbell_inline grows by N),
+ *             and wake at least N/2 work items (V0's passes, about one for each WRITE,
+ *             none in S's calls; N/2 leaves room for a run that takes two)
+ *   refused   RC QPs V0 and V1 connected to each other, and a UC QP S connected to V0:
+ *             N 8-byte RDMA WRITEs from S, each waited for until V0 has refused it
+ *             where it arrived (UC at an RC QP: rcvd_bad_type_state), wake fewer than
+ *             N/4 work items: a refused packet is not queued, so nothing runs for it
  *
  * The counts start once the work items that connecting the QPs scheduled have run.
  *
@@ -169,9 +173,35 @@ static void peer(int n)
 
 static void stranger(int n)
 {
+	struct ibv_qp *v0 = new_qp(IBV_QPT_UC), *v1 = new_qp(IBV_QPT_UC);
+	struct ibv_qp *s = new_qp(IBV_QPT_UC);
+	long long runs, inl;
+	int i, bad = 0;
+
+	connect_uc(v0, v1->qp_num);
+	connect_uc(v1, v0->qp_num);
+	connect_uc(s, v0->qp_num);
+	settle();
+	inl = counter("doorbell_inline");
+	runs = counter("work_runs");
+	for (i = 1; i <= n && !bad; i++)
+		bad = write_one(s, i) || wait_for(written, i, "WRITE");
+	runs = counter("work_runs") - runs;
+	inl = counter("doorbell_inline") - inl;
+	ok(!bad && inl >= n && runs >= n / 2,
+	   "stranger: %d WRITEs from UC QP %u to UC QP %u (peer %u): %lld doorbells in the "
+	   "caller (want >= %d), %lld work item runs (want >= %d)",
+	   n, s->qp_num, v0->qp_num, v1->qp_num, inl, n, runs, n / 2);
+	ibv_destroy_qp(s);
+	ibv_destroy_qp(v1);
+	ibv_destroy_qp(v0);
+}
+
+static void refused(int n)
+{
 	struct ibv_qp *v0 = new_qp(IBV_QPT_RC), *v1 = new_qp(IBV_QPT_RC);
 	struct ibv_qp *s = new_qp(IBV_QPT_UC);
-	long long runs, drops, inl;
+	long long runs, drops;
 	int i, bad = 0;
 
 	connect_rc(v0, v1->qp_num);
@@ -179,16 +209,14 @@ static void stranger(int n)
 	connect_uc(s, v0->qp_num);
 	settle();
 	drops = counter("rcvd_bad_type_state");
-	inl = counter("doorbell_inline");
 	runs = counter("work_runs");
 	for (i = 1; i <= n && !bad; i++)
 		bad = write_one(s, i) || wait_for(dropped, drops + i, "drop of WRITE");
 	runs = counter("work_runs") - runs;
-	inl = counter("doorbell_inline") - inl;
-	ok(!bad && inl >= n && runs >= n / 2,
-	   "stranger: %d WRITEs from UC QP %u to RC QP %u (peer %u): %lld doorbells in the "
-	   "caller (want >= %d), %lld work item runs (want >= %d)",
-	   n, s->qp_num, v0->qp_num, v1->qp_num, inl, n, runs, n / 2);
+	ok(!bad && runs < n / 4,
+	   "refused: %d WRITEs from UC QP %u to RC QP %u (peer %u), each refused where it "
+	   "arrived: %lld work item runs (want < %d)",
+	   n, s->qp_num, v0->qp_num, v1->qp_num, runs, n / 4);
 	ibv_destroy_qp(s);
 	ibv_destroy_qp(v1);
 	ibv_destroy_qp(v0);
@@ -231,6 +259,7 @@ int main(int argc, char **argv)
 	note("%s, GID index %d, %d WRITEs each", dev_name, gid_index, n);
 	peer(n);
 	stranger(n);
+	refused(n);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

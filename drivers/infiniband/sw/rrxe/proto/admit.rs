@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Whether a received packet may reach the QP its BTH names (IBA 9.6.1 and 10.9.3, rxe's
-//! `check_type_state`, `check_addr` and `check_keys`), and whether a response acknowledges
-//! PSNs the requester actually has outstanding.
+//! `check_type_state` (its transport half: the driver checks the QP's state),
+//! `check_addr` and `check_keys`), and whether a response acknowledges PSNs the requester
+//! actually has outstanding.
 //!
 //! A connected QP (RC, UC) takes packets only from its peer: the source IP address must be
 //! the destination GID of the QP's address vector and the destination IP address its
@@ -24,10 +25,10 @@
 //! which still shows that the responder is working), else a forgery.
 
 use super::aeth::{NakCode, Syndrome};
-use super::bth::{DEFAULT_PKEY, MULTICAST_QPN};
+use super::bth::{Bth, DEFAULT_PKEY, MULTICAST_QPN};
+use super::deth::Deth;
 use super::icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN};
-use super::opcode::Transport;
-use super::packet::Packet;
+use super::opcode::{Transport, BTH_LEN};
 use super::psn::Psn;
 use super::verbs::QpType;
 
@@ -61,6 +62,8 @@ pub enum Refusal {
     PKey,
     /// The Q_Key does not match.
     QKey,
+    /// The transport headers do not decode.
+    Header,
 }
 
 /// Whether two P_Keys match (IBA 10.9.3, rxe's `pkey_match`): the same 15-bit key, not
@@ -112,17 +115,19 @@ pub fn is_multicast_gid(gid: &[u8; 16]) -> bool {
 }
 
 /// Checks a packet received for a QP with `keys`, in rxe's order: transport, addresses,
-/// P_Key, Q_Key. `ours` tells whether a GID is one of the device's now; it is asked only
-/// for a datagram QP's packet to a unicast address and QPN (a connected QP's destination
-/// must be its own source GID).
-pub fn admit<P>(
+/// P_Key, Q_Key. `head` holds its transport headers (from the BTH on). `ours` tells
+/// whether a GID is one of the device's now; it is asked only for a datagram QP's packet
+/// to a unicast address and QPN (a connected QP's destination must be its own source
+/// GID).
+pub fn admit(
     keys: &QpKeys,
     ip: &[u8],
     udp: &[u8],
-    pkt: &Packet<P>,
+    head: &[u8],
     ours: impl FnOnce(&[u8; 16]) -> bool,
 ) -> Result<(), Refusal> {
-    if pkt.opcode().transport() != keys.qp_type.transport() {
+    let bth = Bth::parse(head).map_err(|_| Refusal::Header)?;
+    if bth.opcode.transport() != keys.qp_type.transport() {
         return Err(Refusal::Transport);
     }
     let connected = matches!(keys.qp_type.transport(), Transport::Rc | Transport::Uc);
@@ -131,7 +136,7 @@ pub fn admit<P>(
             return Err(Refusal::Address);
         }
     } else {
-        let to_group = pkt.hdr.bth.dest_qpn == MULTICAST_QPN;
+        let to_group = bth.dest_qpn == MULTICAST_QPN;
         let Some((_, dst)) = ip_gids(ip) else {
             return Err(Refusal::Address);
         };
@@ -144,11 +149,19 @@ pub fn admit<P>(
             return Err(Refusal::Address);
         }
     }
-    if !pkey_match(pkt.hdr.bth.pkey, DEFAULT_PKEY) {
+    if !pkey_match(bth.pkey, DEFAULT_PKEY) {
         return Err(Refusal::PKey);
     }
-    if !connected && !matches!(pkt.hdr.deth, Some(d) if d.qkey == keys.qkey) {
-        return Err(Refusal::QKey);
+    if !connected {
+        // A UD opcode's headers are the BTH, the DETH and perhaps immediate data: its
+        // DETH follows the BTH.
+        let deth = head.get(BTH_LEN..).map(Deth::parse);
+        let Some(Ok(deth)) = deth else {
+            return Err(Refusal::Header);
+        };
+        if deth.qkey != keys.qkey {
+            return Err(Refusal::QKey);
+        }
     }
     Ok(())
 }
