@@ -7,12 +7,18 @@ rdma-core 44 tests, unpacked in /tmp/tests).
       runs the pyverbs tests like run_tests.py and appends one line per test to OUT as it
       finishes: "ID<TAB>STATUS<TAB>SECONDS<TAB>DETAIL", STATUS one of pass, fail, error,
       skip, xfail, xpass; ID without the leading "tests.".
-  pyverbs_compare.py table REF OUT_REF NEW OUT_NEW [KNOWN]
+  pyverbs_compare.py rerun OUT_REF OUT_NEW KNOWN
+      prints the tests to run again on NEW, one per line: those that pass on REF, not on
+      NEW, and whose KNOWN entry is a timing one (below).
+  pyverbs_compare.py table REF OUT_REF NEW OUT_NEW [KNOWN [RERUNS]]
       prints the per-test table "test | REF | NEW" (status and seconds), the totals, and
-      the regressions: tests
-      that pass on REF but not on NEW and are not listed in KNOWN (lines "PATTERN REASON",
-      PATTERN a test id or an fnmatch pattern, # comments). Known entries that pass on NEW
-      are reported so they can be removed. Exit status 1 if there is a regression.
+      the regressions: tests that pass on REF but not on NEW and are not listed in KNOWN
+      (lines "PATTERN REASON", PATTERN a test id or an fnmatch pattern, # comments).
+      Known entries that pass on NEW are reported so they can be removed. An entry whose
+      REASON starts with "timing:" is a test whose outcome depends on timing on either
+      driver: it fails on NEW without regressing only if it passed on NEW in one of the
+      runs again recorded in RERUNS (an OUT file), and is never to be removed for
+      passing. Exit status 1 if there is a regression.
 """
 import fnmatch
 import os
@@ -108,25 +114,69 @@ def load(path):
 RANK = {'pass': 0, 'xfail': 0, 'skip': 1, 'xpass': 2, 'fail': 3, 'error': 4, 'missing': 5}
 
 
-def table(argv):
-    ref_name, ref_path, new_name, new_path = argv[:4]
+TIMING = 'timing:'
+
+
+def load_known(path):
+    """The known list's (pattern, reason) pairs; none if there is no such file."""
     known = []
-    if len(argv) > 4 and os.path.exists(argv[4]):
-        with open(argv[4]) as f:
+    if path and os.path.exists(path):
+        with open(path) as f:
             for line in f:
                 line = line.strip()
                 if not line or line.startswith('#'):
                     continue
                 pat, _, reason = line.partition(' ')
                 known.append((pat, reason.strip()))
+    return known
+
+
+def known_reason(known, tid):
+    """The reason of the first known entry matching test `tid`, else None."""
+    for pat, reason in known:
+        if tid == pat or fnmatch.fnmatchcase(tid, pat):
+            return reason or '(no reason given)'
+    return None
+
+
+def ok(status):
+    return status in ('pass', 'xfail')
+
+
+def rerun(argv):
+    ref_path, new_path, known_path = argv[:3]
+    known = load_known(known_path)
+    ref, new = load(ref_path), load(new_path)
+    for tid in sorted(ref):
+        reason = known_reason(known, tid) or ''
+        n = new.get(tid, ('missing', '', 0))[0]
+        if ok(ref[tid][0]) and not ok(n) and reason.startswith(TIMING):
+            print(tid)
+    return 0
+
+
+def rerun_passes(path):
+    """Per test of an OUT file of runs again: (runs, passes)."""
+    res = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.rstrip('\n').split('\t')
+                if len(parts) < 2:
+                    continue
+                runs, passes = res.get(parts[0], (0, 0))
+                res[parts[0]] = (runs + 1, passes + ok(parts[1]))
+    except FileNotFoundError:
+        pass
+    return res
+
+
+def table(argv):
+    ref_name, ref_path, new_name, new_path = argv[:4]
+    known = load_known(argv[4] if len(argv) > 4 else None)
+    again = rerun_passes(argv[5]) if len(argv) > 5 else {}
     ref = load(ref_path)
     new = load(new_path)
-
-    def known_reason(tid):
-        for pat, reason in known:
-            if tid == pat or fnmatch.fnmatchcase(tid, pat):
-                return reason or '(no reason given)'
-        return None
 
     ids = sorted(set(ref) | set(new))
     w = max([len(i) for i in ids] + [4])
@@ -137,17 +187,24 @@ def table(argv):
         r, _, rsecs = ref.get(tid, ('missing', '', 0))
         n, ndetail, nsecs = new.get(tid, ('missing', '', 0))
         note = ''
-        reason = known_reason(tid)
-        r_ok = r in ('pass', 'xfail')
-        n_ok = n in ('pass', 'xfail')
+        reason = known_reason(known, tid)
+        timing = reason is not None and reason.startswith(TIMING)
+        runs, passes = again.get(tid, (0, 0))
+        r_ok, n_ok = ok(r), ok(n)
         if r_ok and not n_ok:
-            if reason:
+            if timing and passes:
+                note = 'known: passed when run again (%d of %d runs): %s' % (
+                    passes, runs, reason)
+                known_hits += 1
+            elif reason and not timing:
                 note = 'known: ' + reason
                 known_hits += 1
             else:
+                if timing:
+                    ndetail = 'no pass in %d runs again: %s' % (runs, ndetail)
                 note = 'REGRESSION: ' + ndetail
-                regressions.append(tid)
-        elif reason and n_ok:
+                regressions.append((tid, ndetail))
+        elif reason and n_ok and not timing:
             note = 'passes now: remove from the known list'
             now_pass.append(tid)
         elif n_ok and not r_ok:
@@ -169,8 +226,8 @@ def table(argv):
           'passing: %d; passing only on %s: %d' % (
               ref_name, new_name, known_hits + len(regressions), known_hits,
               len(regressions), len(now_pass), new_name, len(better)))
-    for tid in regressions:
-        print('REGRESSION: %s: %s' % (tid, new.get(tid, ('missing', ''))[1][:200]))
+    for tid, detail in regressions:
+        print('REGRESSION: %s: %s' % (tid, detail[:200]))
     for tid in now_pass:
         print('NOW PASSES (remove from the known list): %s' % tid)
     return 1 if regressions else 0
@@ -179,6 +236,8 @@ def table(argv):
 if __name__ == '__main__':
     if len(sys.argv) >= 3 and sys.argv[1] == 'run':
         sys.exit(run(sys.argv[2:]))
+    if len(sys.argv) >= 5 and sys.argv[1] == 'rerun':
+        sys.exit(rerun(sys.argv[2:]))
     if len(sys.argv) >= 6 and sys.argv[1] == 'table':
         sys.exit(table(sys.argv[2:]))
     print(__doc__)
