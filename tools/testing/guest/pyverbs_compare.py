@@ -91,23 +91,28 @@ def run(argv):
     return 0 if prog.result.wasSuccessful() else 1
 
 
-def load(path):
-    res = {}
+def records(path):
+    """The (test, status, seconds, detail) records of an OUT file, in order; none if
+    there is no such file."""
     try:
         with open(path) as f:
             for line in f:
                 parts = line.rstrip('\n').split('\t')
                 if len(parts) < 2:
                     continue
-                tid, status = parts[0], parts[1]
                 secs = float(parts[2]) if len(parts) > 2 else 0.0
-                detail = parts[3] if len(parts) > 3 else ''
-                # A test with a failing subtest is recorded more than once; the worst wins.
-                prev = res.get(tid)
-                if prev is None or RANK[status] > RANK[prev[0]]:
-                    res[tid] = (status, detail, secs)
+                yield parts[0], parts[1], secs, parts[3] if len(parts) > 3 else ''
     except FileNotFoundError:
-        pass
+        return
+
+
+def load(path):
+    res = {}
+    for tid, status, secs, detail in records(path):
+        # A test with a failing subtest is recorded more than once; the worst wins.
+        prev = res.get(tid)
+        if prev is None or RANK[status] > RANK[prev[0]]:
+            res[tid] = (status, detail, secs)
     return res
 
 
@@ -158,16 +163,9 @@ def rerun(argv):
 def rerun_passes(path):
     """Per test of an OUT file of runs again: (runs, passes)."""
     res = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                parts = line.rstrip('\n').split('\t')
-                if len(parts) < 2:
-                    continue
-                runs, passes = res.get(parts[0], (0, 0))
-                res[parts[0]] = (runs + 1, passes + ok(parts[1]))
-    except FileNotFoundError:
-        pass
+    for tid, status, _, _ in records(path):
+        runs, passes = res.get(tid, (0, 0))
+        res[tid] = (runs + 1, passes + ok(status))
     return res
 
 
