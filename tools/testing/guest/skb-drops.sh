@@ -70,7 +70,11 @@ pt $b 10.9.0.2 ib_write_bw -s 64 -n 2000
 pt $b 10.9.0.2 ib_read_bw -s 64 -n 2000
 pt $b 10.9.0.2 ib_send_bw -s 64 -n 2000
 pt $b 10.9.0.2 ib_atomic_bw -A FETCH_AND_ADD -n 500
-pt $b 10.9.0.2 ib_send_bw -c UD -s 64 -n 2000
+# UD has no flow control: a client that outruns its server fills the QP's queue of
+# received packets, whose excess is dropped (RX_QUEUE_MAX, 512), and perftest's server
+# then waits for the lost messages until it times out (2026-12-02, CI beside a conformance
+# run: 995 of 2,000 dropped). 500 messages fit in that queue.
+pt $b 10.9.0.2 ib_send_bw -c UD -s 64 -n 500
 pt $a 10.9.0.1 ib_write_bw -s 64 -n 2000
 echo 0 >$t/tracing_on
 hw_snapshot /tmp/sd.1 $a $b
